@@ -1,0 +1,9 @@
+/** For adapter authors: the primitives an adapter implements and the helpers core lends them. */
+export type { Grant, GrantRequest, LockBackend, WaitOptions } from './backend.js';
+export { createProvider } from './provider.js';
+export type { ProviderOptions } from './provider.js';
+export { sleep, linkedController } from './abort.js';
+export { TimerHeap } from './timer-heap.js';
+export type { ScheduledTask } from './timer-heap.js';
+export { toBackendError } from './wrap-backend-error.js';
+export { validateTtl } from './validation.js';

@@ -1,0 +1,98 @@
+/** Stable machine-readable codes; `err.code` never changes meaning between versions. */
+export const ErrorCode = {
+  Timeout: 'HOLDFAST_TIMEOUT',
+  Aborted: 'HOLDFAST_ABORTED',
+  Lost: 'HOLDFAST_LOST',
+  Released: 'HOLDFAST_RELEASED',
+  NotHeld: 'HOLDFAST_NOT_HELD',
+  Conflict: 'HOLDFAST_CONFLICT',
+  InvalidArgument: 'HOLDFAST_INVALID_ARGUMENT',
+  Backend: 'HOLDFAST_BACKEND',
+  ProviderClosed: 'HOLDFAST_PROVIDER_CLOSED',
+  AdapterMissing: 'HOLDFAST_ADAPTER_MISSING',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class HoldfastError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** acquire() waited `waitMs` and the key stayed busy. */
+export class LockTimeoutError extends HoldfastError {
+  constructor(readonly key: string, readonly waitMs: number) {
+    super(ErrorCode.Timeout, `timed out after ${waitMs} ms waiting for lock "${key}"`);
+  }
+}
+
+/** The caller's AbortSignal cancelled a waiting acquire. */
+export class LockAbortedError extends HoldfastError {
+  constructor(readonly key: string, cause?: unknown) {
+    super(ErrorCode.Aborted, `acquire of lock "${key}" was aborted`, { cause });
+  }
+}
+
+/** The lock was lost: renewal failed, expired, taken over or deleted externally. */
+export class LockLostError extends HoldfastError {
+  constructor(readonly key: string, detail: string, cause?: unknown) {
+    super(ErrorCode.Lost, `lock "${key}" was lost: ${detail}`, { cause });
+  }
+}
+
+/** The abort reason of a lock's signal after a normal release. */
+export class LockReleasedError extends HoldfastError {
+  constructor(readonly key: string) {
+    super(ErrorCode.Released, `lock "${key}" was released`);
+  }
+}
+
+/** An operation needed the lock to be held by this handle and it is not. */
+export class LockNotHeldError extends HoldfastError {
+  constructor(readonly key: string, detail = 'not held by this handle') {
+    super(ErrorCode.NotHeld, `lock "${key}": ${detail}`);
+  }
+}
+
+/** The key exists in the backend but is used by another kind of lock (or another limit). */
+export class LockConflictError extends HoldfastError {
+  constructor(readonly key: string, detail: string) {
+    super(ErrorCode.Conflict, `lock "${key}": ${detail}`);
+  }
+}
+
+export class InvalidArgumentError extends HoldfastError {
+  constructor(readonly argument: string, detail: string) {
+    super(ErrorCode.InvalidArgument, `invalid ${argument}: ${detail}`);
+  }
+}
+
+/** The backend failed (unreachable, refused, quorum not reached). Never means "busy". */
+export class BackendError extends HoldfastError {
+  constructor(readonly backend: string, detail: string, cause?: unknown) {
+    super(ErrorCode.Backend, `${backend} backend failed: ${detail}`, { cause });
+  }
+}
+
+export class ProviderClosedError extends HoldfastError {
+  constructor(readonly backend: string) {
+    super(ErrorCode.ProviderClosed, `the ${backend} lock provider is closed`);
+  }
+}
+
+export class AdapterMissingError extends HoldfastError {
+  constructor(readonly packageName: string, readonly scheme: string, cause?: unknown) {
+    super(
+      ErrorCode.AdapterMissing,
+      `no adapter for "${scheme}" URLs: install ${packageName} (npm install ${packageName})`,
+      { cause },
+    );
+  }
+}
+
+export function isHoldfastError(value: unknown, code?: ErrorCode): value is HoldfastError {
+  return value instanceof HoldfastError && (code === undefined || value.code === code);
+}

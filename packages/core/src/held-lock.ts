@@ -1,0 +1,181 @@
+import type { GrantRequest, LockBackend } from './backend.js';
+import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
+import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
+import type { ScheduledTask, TimerHeap } from './timer-heap.js';
+import type { Lock } from './types.js';
+import { validateTtl } from './validation.js';
+import { toBackendError } from './wrap-backend-error.js';
+
+type State = 'held' | 'lost' | 'released';
+
+export interface HeldLockContext {
+  readonly backend: LockBackend;
+  readonly timers: TimerHeap;
+  readonly forget: (lock: HeldLock) => void;
+}
+
+/** The handle a caller holds; owns the lock's renewal task and its signal. */
+export class HeldLock implements Lock, ScheduledTask {
+  readonly key: string;
+  readonly token: bigint;
+  readonly owner: string;
+  readonly reason: string | undefined;
+  readonly acquiredAt: Date;
+  private readonly controller = new AbortController();
+  private state: State = 'held';
+  private leaseStart: number;
+  private ttlMs: number;
+  private localExpiry: number | null;
+  private renewing = false;
+  private lastRenewalError: unknown;
+  private lostDetail = '';
+
+  constructor(
+    private readonly context: HeldLockContext,
+    private readonly request: GrantRequest,
+    grant: { token: bigint; acquiredAt: Date; expiresAt: Date | null },
+    leaseStart: number,
+    private readonly autoRenew: boolean,
+  ) {
+    this.key = request.key;
+    this.owner = request.owner;
+    this.reason = request.reason;
+    this.token = grant.token;
+    this.acquiredAt = grant.acquiredAt;
+    this.ttlMs = request.ttlMs;
+    this.leaseStart = leaseStart;
+    this.localExpiry = grant.expiresAt === null ? null : leaseStart + request.ttlMs;
+    this.scheduleRenewal();
+  }
+
+  get lockId(): string {
+    return this.request.lockId;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expiresAt(): Date | null {
+    return this.localExpiry === null ? null : new Date(this.localExpiry);
+  }
+
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
+  /** Safety first: any doubt about ownership ends here, aborting the signal with a LockLostError. */
+  markLost(detail: string, cause?: unknown): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.lostDetail = detail;
+    this.context.timers.cancel(this);
+    this.context.forget(this);
+    this.controller.abort(new LockLostError(this.key, detail, cause));
+  }
+
+  async extend(ttlMs?: number): Promise<void> {
+    this.assertHeld();
+    const ttl = ttlMs === undefined ? this.ttlMs : validateTtl(ttlMs, this.context.backend.capabilities);
+    const started = Date.now();
+    let result: Date | null | undefined;
+    try {
+      result = await this.context.backend.extend(this.key, this.lockId, ttl);
+    } catch (error) {
+      throw toBackendError(this.context.backend.name, 'extend', error);
+    }
+    if (result === undefined) {
+      this.markLost('the backend no longer has it for this holder');
+      throw new LockLostError(this.key, 'the backend no longer has it for this holder');
+    }
+    this.assertHeld();
+    this.renewed(started, ttl, result);
+  }
+
+  async release(): Promise<void> {
+    if (this.state !== 'held') return;
+    this.state = 'released';
+    this.context.timers.cancel(this);
+    this.context.forget(this);
+    try {
+      await this.context.backend.release(this.key, this.lockId);
+    } catch (error) {
+      throw toBackendError(this.context.backend.name, 'release', error);
+    } finally {
+      this.controller.abort(new LockReleasedError(this.key));
+    }
+  }
+
+  async isHeld(): Promise<boolean> {
+    if (this.state !== 'held') return false;
+    let held: boolean;
+    try {
+      held = await this.context.backend.isHeld(this.key, this.lockId);
+    } catch (error) {
+      throw toBackendError(this.context.backend.name, 'isHeld', error);
+    }
+    if (!held) this.markLost('the backend no longer has it for this holder');
+    return held && this.state === 'held';
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** Renewal tick (or renewal watchdog), run by the provider's single timer. */
+  run(): void {
+    if (this.state !== 'held') return;
+    const deadline = safetyDeadline(this.leaseStart, this.ttlMs);
+    if (Date.now() >= deadline) {
+      // A renewal still in flight at the deadline proves nothing: stop trusting the lock now.
+      this.markLost('renewal did not succeed before the lease ran out', this.lastRenewalError);
+      return;
+    }
+    if (this.renewing) this.context.timers.schedule(this, deadline);
+    else void this.renew(deadline);
+  }
+
+  private async renew(deadline: number): Promise<void> {
+    this.renewing = true;
+    this.context.timers.schedule(this, deadline);
+    const started = Date.now();
+    const ttl = this.ttlMs;
+    try {
+      const result = await this.context.backend.extend(this.key, this.lockId, ttl);
+      if (this.state !== 'held') return;
+      if (result === undefined) {
+        this.markLost('renewal found the lock held by someone else or gone');
+        return;
+      }
+      this.renewed(started, ttl, result);
+    } catch (error) {
+      if (this.state !== 'held') return;
+      this.lastRenewalError = error;
+      this.context.timers.schedule(this, Math.min(Date.now() + retryDelay(ttl), deadline));
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private renewed(started: number, ttl: number, expiresAt: Date | null): void {
+    this.leaseStart = started;
+    this.ttlMs = ttl;
+    this.localExpiry = expiresAt === null ? null : started + ttl;
+    this.lastRenewalError = undefined;
+    this.scheduleRenewal();
+  }
+
+  private scheduleRenewal(): void {
+    if (this.context.backend.capabilities.renewal !== 'per-lock') return;
+    // Without auto-renewal the only scheduled event is the lease's end, where run() reports the loss.
+    const at = this.autoRenew ? renewAt(this.leaseStart, this.ttlMs) : safetyDeadline(this.leaseStart, this.ttlMs);
+    this.context.timers.schedule(this, at);
+  }
+
+  private assertHeld(): void {
+    if (this.state === 'lost') {
+      throw new LockLostError(this.key, this.lostDetail, (this.controller.signal.reason as Error).cause);
+    }
+    if (this.state === 'released') throw new LockNotHeldError(this.key, 'already released');
+  }
+}

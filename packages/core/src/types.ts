@@ -1,0 +1,97 @@
+/** How a waiting acquire learns that a key may have become free. */
+export type WakeUpStyle = 'event' | 'blocking-query' | 'change-stream-or-poll' | 'poll';
+
+/** What a backend guarantees; the conformance suite selects its optional groups from this. */
+export interface Capabilities {
+  /** Smallest TTL the backend accepts, in ms. */
+  readonly minTtlMs: number;
+  /** Largest TTL the backend accepts, in ms. */
+  readonly maxTtlMs: number;
+  /** TTL used when a caller gives none, in ms. */
+  readonly defaultTtlMs: number;
+  /**
+   * 'strict': every grant's token is strictly greater than every earlier grant's token for the key.
+   * 'none': tokens are informational only (for example Redlock quorum mode); do not fence with them.
+   */
+  readonly fencing: 'strict' | 'none';
+  /** Waiters are served in request order. */
+  readonly fifo: boolean;
+  readonly wakeUp: WakeUpStyle;
+  /** Locks are shared between OS processes (false for the in-memory backend). */
+  readonly crossProcess: boolean;
+  /** Extra time beyond the TTL the backend may take to free a crashed holder's lock, in ms. */
+  readonly expiryGraceMs: number;
+  /**
+   * 'per-lock': core renews each lock before its TTL runs out.
+   * 'backend': the backend keeps locks alive itself (a session or heartbeat) and reports loss.
+   */
+  readonly renewal: 'per-lock' | 'backend';
+}
+
+export interface AcquireOptions {
+  /** Lease length in ms; renewed automatically unless `autoRenew` is false. */
+  readonly ttlMs?: number;
+  /** acquire() only: how long to wait for a busy key, in ms. Default: wait forever. 0 = one attempt. */
+  readonly waitMs?: number;
+  /** acquire() only: cancels the wait. */
+  readonly signal?: AbortSignal;
+  /** Why the lock is taken; shown by inspect(). */
+  readonly reason?: string;
+  /** Renew before expiry (default true). With false the lock simply expires after `ttlMs`. */
+  readonly autoRenew?: boolean;
+}
+
+export interface Lock extends AsyncDisposable {
+  readonly key: string;
+  /** Fencing token: strictly increasing per key across all holders (see `capabilities.fencing`). */
+  readonly token: bigint;
+  /** Identity of the provider instance that holds the lock. */
+  readonly owner: string;
+  readonly reason: string | undefined;
+  readonly acquiredAt: Date;
+  /** Current lease end as this process knows it; null when the backend has no per-lock expiry. */
+  readonly expiresAt: Date | null;
+  /**
+   * Aborted when the lock is lost or released. `signal.reason` is a LockLostError or a
+   * LockReleasedError; check `reason.code` to tell them apart.
+   */
+  readonly signal: AbortSignal;
+  /** Pushes the expiry to now + ttlMs (default: the acquire TTL). Throws LockLostError / LockNotHeldError. */
+  extend(ttlMs?: number): Promise<void>;
+  /** Frees the lock if this handle still holds it. Idempotent; never frees another holder's lock. */
+  release(): Promise<void>;
+  /** Asks the backend whether this handle still holds the lock. */
+  isHeld(): Promise<boolean>;
+}
+
+export interface LockInfo {
+  readonly key: string;
+  readonly owner: string;
+  readonly reason: string | undefined;
+  readonly acquiredAt: Date;
+  readonly expiresAt: Date | null;
+  readonly token: bigint;
+  /** Backend-specific facts (session, node, process, last ping, ...), JSON-friendly. */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export interface LockProvider extends AsyncDisposable {
+  /** Backend name, e.g. "memory", "redis", "consul", "mongodb". */
+  readonly backend: string;
+  readonly capabilities: Capabilities;
+  /** Identity of this provider instance; every lock it grants carries it as `owner`. */
+  readonly owner: string;
+  /** One attempt, never waits: a lock, or null when the key is busy. Backend failures throw. */
+  tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null>;
+  /** Waits up to `waitMs` for the key; throws LockTimeoutError or LockAbortedError. */
+  acquire(key: string, options?: AcquireOptions): Promise<Lock>;
+  /** Who holds the key, or null when it is free. */
+  inspect(key: string): Promise<LockInfo | null>;
+  /**
+   * Administrative: frees the key whoever holds it. The holder is told through its signal
+   * (at once where the backend can push, otherwise at its next renewal or check).
+   */
+  forceRelease(key: string): Promise<boolean>;
+  /** Releases every lock this instance holds, cancels its waiters, stops its timers. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,88 @@
+import { InvalidArgumentError } from './errors.js';
+import type { AcquireOptions, Capabilities } from './types.js';
+
+/** Longest key, in UTF-8 bytes. Fits every backend's key/_id limits with room for prefixes. */
+export const MAX_KEY_BYTES = 256;
+export const MAX_REASON_LENGTH = 1024;
+
+// Control characters would corrupt log lines and HTTP paths; no backend needs them.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Key rules, the same on every backend: a non-empty string of at most 256 UTF-8 bytes; no control
+ * characters; case-sensitive; "/" separates segments (Consul paths), so no leading or trailing "/",
+ * no empty segment and no "." or ".." segment, which HTTP path handling would otherwise alias.
+ */
+export function validateKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string') throw new InvalidArgumentError('key', `expected a string, got ${describe(key)}`);
+  if (key.length === 0) throw new InvalidArgumentError('key', 'must not be empty');
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+    throw new InvalidArgumentError('key', `longer than ${MAX_KEY_BYTES} UTF-8 bytes`);
+  }
+  if (CONTROL_CHARACTERS.test(key)) throw new InvalidArgumentError('key', 'contains a control character');
+  if (!key.isWellFormed()) throw new InvalidArgumentError('key', 'contains a lone surrogate');
+  for (const segment of key.split('/')) {
+    if (segment === '') throw new InvalidArgumentError('key', `"${key}" has an empty "/" segment`);
+    if (segment === '.' || segment === '..') throw new InvalidArgumentError('key', `"${key}" has a "${segment}" segment`);
+  }
+}
+
+export function validateTtl(ttlMs: unknown, capabilities: Capabilities, name = 'ttlMs'): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) {
+    throw new InvalidArgumentError(name, `expected a finite number of ms, got ${describe(ttlMs)}`);
+  }
+  if (!Number.isInteger(ttlMs)) throw new InvalidArgumentError(name, `expected whole milliseconds, got ${ttlMs}`);
+  if (ttlMs <= 0) throw new InvalidArgumentError(name, `must be positive, got ${ttlMs}`);
+  if (ttlMs < capabilities.minTtlMs) {
+    throw new InvalidArgumentError(name, `${ttlMs} ms is below this backend's minimum of ${capabilities.minTtlMs} ms`);
+  }
+  if (ttlMs > capabilities.maxTtlMs) {
+    throw new InvalidArgumentError(name, `${ttlMs} ms is above this backend's maximum of ${capabilities.maxTtlMs} ms`);
+  }
+  return ttlMs;
+}
+
+export function validateWait(waitMs: unknown): number {
+  if (waitMs === undefined || waitMs === Infinity) return Infinity;
+  if (typeof waitMs !== 'number' || Number.isNaN(waitMs)) {
+    throw new InvalidArgumentError('waitMs', `expected a number of ms, got ${describe(waitMs)}`);
+  }
+  if (waitMs < 0) throw new InvalidArgumentError('waitMs', `must not be negative, got ${waitMs}`);
+  return waitMs;
+}
+
+export interface ValidatedAcquire {
+  readonly ttlMs: number;
+  readonly waitMs: number;
+  readonly reason: string | undefined;
+  readonly autoRenew: boolean;
+  readonly signal: AbortSignal | undefined;
+}
+
+export function validateAcquireOptions(options: unknown, capabilities: Capabilities): ValidatedAcquire {
+  if (options === undefined || options === null) options = {};
+  if (typeof options !== 'object') throw new InvalidArgumentError('options', `expected an object, got ${describe(options)}`);
+  const o = options as AcquireOptions;
+  const ttlMs = o.ttlMs === undefined ? capabilities.defaultTtlMs : validateTtl(o.ttlMs, capabilities);
+  const waitMs = validateWait(o.waitMs);
+  if (o.reason !== undefined && typeof o.reason !== 'string') {
+    throw new InvalidArgumentError('reason', `expected a string, got ${describe(o.reason)}`);
+  }
+  if (o.reason !== undefined && o.reason.length > MAX_REASON_LENGTH) {
+    throw new InvalidArgumentError('reason', `longer than ${MAX_REASON_LENGTH} characters`);
+  }
+  if (o.autoRenew !== undefined && typeof o.autoRenew !== 'boolean') {
+    throw new InvalidArgumentError('autoRenew', `expected a boolean, got ${describe(o.autoRenew)}`);
+  }
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+  }
+  return { ttlMs, waitMs, reason: o.reason, autoRenew: o.autoRenew ?? true, signal: o.signal };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `"${value}"`;
+  return typeof value;
+}

@@ -1,0 +1,36 @@
+import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
+import { createProvider } from '@holdfast/core/backend';
+import { MemoryBackend } from './memory-backend.js';
+import { MemoryStore } from './memory-store.js';
+
+export { MemoryStore } from './memory-store.js';
+export { MEMORY_CAPABILITIES, MemoryBackend } from './memory-backend.js';
+
+export interface MemoryProviderOptions {
+  /** The store shared by providers that should see each other's locks. Default: the process-wide store. */
+  readonly store?: MemoryStore;
+  readonly owner?: string;
+}
+
+const namedStores = new Map<string, MemoryStore>();
+
+/** The store behind `memory:` URLs; `memory://name` selects a separate named store. */
+export function sharedStore(name = ''): MemoryStore {
+  let store = namedStores.get(name);
+  if (!store) {
+    store = new MemoryStore();
+    namedStores.set(name, store);
+  }
+  return store;
+}
+
+export function createMemoryProvider(options: MemoryProviderOptions = {}): LockProvider {
+  const backend = new MemoryBackend(options.store ?? sharedStore());
+  return createProvider(backend, options.owner === undefined ? {} : { owner: options.owner });
+}
+
+/** Entry point used by `createLockProvider('memory:')`. */
+export function createProviderFromUrl(url: URL, options: CreateLockProviderOptions = {}): LockProvider {
+  const name = url.host || url.pathname.replace(/^\/+/, '');
+  return createMemoryProvider({ store: sharedStore(name), ...(options.owner === undefined ? {} : { owner: options.owner }) });
+}

@@ -1,0 +1,13 @@
+import { defineConformanceSuite } from '@holdfast/test-harness';
+import { MemoryStore, createMemoryProvider } from '../src/index.js';
+
+// One store shared by every provider instance: the instances stand for processes of one app.
+const store = new MemoryStore();
+
+defineConformanceSuite({
+  name: 'memory',
+  createProvider: () => createMemoryProvider({ store }),
+  shortTtlMs: 300,
+  promptWakeMs: 200,
+  slackMs: 500,
+});

@@ -1,0 +1,36 @@
+import type { LockProvider } from '@holdfast/core';
+
+/** What an adapter author hands the conformance suite. */
+export interface ConformanceTarget {
+  /** Suite title, e.g. "redis (single node)". */
+  readonly name: string;
+  /**
+   * A new, independent provider instance connected to the same backend. Instances stand for
+   * processes: locks taken through one must exclude the others. The suite closes every instance.
+   */
+  createProvider(): Promise<LockProvider> | LockProvider;
+  /**
+   * Builds a provider inside a child process, for the SIGKILL crash case: a URL that
+   * `createLockProvider()` understands, or an ES module path whose `createProvider()` export is
+   * called. Without it (or for backends that are not cross-process) the case is skipped with a reason.
+   */
+  readonly child?: { readonly url: string } | { readonly module: string };
+  /**
+   * A provider whose backend is unreachable (a closed port, a stopped server), for the "backend
+   * failed is not busy" case. Without it the case is skipped with a reason.
+   */
+  createUnreachableProvider?(): Promise<LockProvider> | LockProvider;
+  /** TTL for the expiry cases, in ms. Default: max(capabilities.minTtlMs, 600). */
+  readonly shortTtlMs?: number;
+  /** How soon a waiter must hold the lock after a release, in ms. Default 1500. */
+  readonly promptWakeMs?: number;
+  /** Extra slack for every timing bound, in ms (slow backends, loaded machines). Default 1000. */
+  readonly slackMs?: number;
+}
+
+export interface ResolvedTiming {
+  readonly shortTtlMs: number;
+  readonly promptWakeMs: number;
+  readonly slackMs: number;
+  readonly graceMs: number;
+}
