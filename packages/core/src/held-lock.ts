@@ -93,7 +93,14 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   async release(): Promise<void> {
-    if (this.state !== 'held') return;
+    if (this.state === 'released') return;
+    if (this.state === 'lost') {
+      // The loss may have been declared out of caution while the record still exists: free it if
+      // it is still ours (the backend checks ownership), so others need not wait for it to expire.
+      this.state = 'released';
+      await this.context.backend.release(this.key, this.lockId).catch(() => undefined);
+      return;
+    }
     this.state = 'released';
     this.context.timers.cancel(this);
     this.context.forget(this);

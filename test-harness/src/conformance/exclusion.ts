@@ -64,10 +64,13 @@ export function exclusionCases(cases: CaseFactory): void {
     let inside = 0;
     let maxInside = 0;
     const perWorker = 4;
+    const workers = 6;
+    // Each acquire may wait for every other grant, each handed over within the prompt-wake bound.
+    const waitMs = workers * perWorker * (c.timing.promptWakeMs + 100) + c.timing.slackMs;
     const worker = async (index: number): Promise<void> => {
       const provider = providers[index % providers.length]!;
       for (let i = 0; i < perWorker; i++) {
-        const lock = await provider.acquire(key, { waitMs: 60_000 });
+        const lock = await provider.acquire(key, { waitMs });
         inside++;
         maxInside = Math.max(maxInside, inside);
         const read = counter;
@@ -77,9 +80,9 @@ export function exclusionCases(cases: CaseFactory): void {
         await lock.release();
       }
     };
-    await Promise.all(Array.from({ length: 6 }, (_, index) => worker(index)));
+    await Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
     expect(maxInside).toBe(1);
-    expect(counter).toBe(6 * perWorker);
+    expect(counter).toBe(workers * perWorker);
   });
 
   test('6. keys are case-sensitive; unicode and long keys work; bad keys are rejected, never aliased', async (t) => {
