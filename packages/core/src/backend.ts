@@ -8,6 +8,11 @@ export interface GrantRequest {
   readonly owner: string;
   readonly reason: string | undefined;
   readonly ttlMs: number;
+  /**
+   * False when the caller wants the lock to lapse after `ttlMs` unless extended explicitly. Backends
+   * that keep locks alive themselves (capabilities.renewal = 'backend') must then not keep this one alive.
+   */
+  readonly autoRenew: boolean;
   /** The adapter calls this when it learns by itself that the grant is gone (monitor, push, takeover). */
   readonly onLost: (detail: string, cause?: unknown) => void;
 }

@@ -35,7 +35,6 @@ export class HeldLock implements Lock, ScheduledTask {
     private readonly request: GrantRequest,
     grant: { token: bigint; acquiredAt: Date; expiresAt: Date | null },
     leaseStart: number,
-    private readonly autoRenew: boolean,
   ) {
     this.key = request.key;
     this.owner = request.owner;
@@ -173,10 +172,13 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   private scheduleRenewal(): void {
-    if (this.context.backend.capabilities.renewal !== 'per-lock') return;
-    // Without auto-renewal the only scheduled event is the lease's end, where run() reports the loss.
-    const at = this.autoRenew ? renewAt(this.leaseStart, this.ttlMs) : safetyDeadline(this.leaseStart, this.ttlMs);
-    this.context.timers.schedule(this, at);
+    const perLock = this.context.backend.capabilities.renewal === 'per-lock';
+    if (this.request.autoRenew && perLock) {
+      this.context.timers.schedule(this, renewAt(this.leaseStart, this.ttlMs));
+    } else if (!this.request.autoRenew && this.localExpiry !== null) {
+      // Without auto-renewal the only scheduled event is the lease's end, where run() reports the loss.
+      this.context.timers.schedule(this, safetyDeadline(this.leaseStart, this.ttlMs));
+    }
   }
 
   private assertHeld(): void {

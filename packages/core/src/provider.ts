@@ -143,13 +143,13 @@ class CoreLockProvider implements LockProvider {
       handle: undefined,
       sentAt: Date.now(),
       pendingLoss: undefined,
-      autoRenew: validated.autoRenew,
       request: {
         key,
         lockId: newLockId(),
         owner: this.owner,
         reason: validated.reason,
         ttlMs: validated.ttlMs,
+        autoRenew: validated.autoRenew,
         onLost: (detail, cause) => {
           if (attempt.handle) attempt.handle.markLost(detail, cause);
           else attempt.pendingLoss = { detail, cause };
@@ -167,7 +167,7 @@ class CoreLockProvider implements LockProvider {
     // The lease is timed on the local clock from no earlier than the moment the request was sent.
     const leaseStart = Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
     const context = { backend: this.backendImpl, timers: this.timers, forget: (lock: HeldLock) => this.held.delete(lock) };
-    const handle = new HeldLock(context, attempt.request, grant, leaseStart, attempt.autoRenew);
+    const handle = new HeldLock(context, attempt.request, grant, leaseStart);
     this.held.add(handle);
     attempt.handle = handle;
     if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
@@ -191,6 +191,5 @@ interface Attempt {
   handle: HeldLock | undefined;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
-  readonly autoRenew: boolean;
   readonly request: GrantRequest;
 }
