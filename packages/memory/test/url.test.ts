@@ -1,0 +1,22 @@
+import { ErrorCode, createLockProvider } from '@holdfast/core';
+import { expect, test } from 'vitest';
+
+test('memory: URLs share a store per name, so instances see each other', async () => {
+  const a = await createLockProvider('memory://url-test');
+  const b = await createLockProvider('memory://url-test');
+  const elsewhere = await createLockProvider('memory://another-store');
+  try {
+    expect(await a.tryAcquire('shared')).not.toBeNull();
+    expect(await b.tryAcquire('shared')).toBeNull();
+    expect(await elsewhere.tryAcquire('shared')).not.toBeNull();
+  } finally {
+    await Promise.all([a.close(), b.close(), elsewhere.close()]);
+  }
+});
+
+test.each([
+  ['ftp://example.com', ErrorCode.InvalidArgument],
+  ['not a url', ErrorCode.InvalidArgument],
+])('createLockProvider(%j) fails with %s', async (url, code) => {
+  await expect(createLockProvider(url)).rejects.toMatchObject({ code });
+});
