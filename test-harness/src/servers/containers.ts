@@ -1,0 +1,67 @@
+import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
+import { serverVersions } from './versions.js';
+import type { BackendKind } from './types.js';
+
+let runtimeProbe: Promise<string | null> | undefined;
+
+/**
+ * Whether a container runtime (Docker, Podman...) is usable. testcontainers does not cache a failed
+ * lookup and each attempt is slow, so probe once per process. Resolves with the reason when not.
+ */
+export function containerRuntimeUnavailable(): Promise<string | null> {
+  runtimeProbe ??= getContainerRuntimeClient().then(
+    () => null,
+    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  );
+  return runtimeProbe;
+}
+
+export interface StartedContainerBackend {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function started(container: StartedTestContainer, url: string): Promise<StartedContainerBackend> {
+  return { url, stop: async () => void (await container.stop()) };
+}
+
+async function redis(): Promise<StartedContainerBackend> {
+  const c = await new GenericContainer(serverVersions().containers.redis)
+    .withExposedPorts(6379)
+    .withCommand(['redis-server', '--save', '', '--appendonly', 'no'])
+    .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
+    .start();
+  return started(c, `redis://${c.getHost()}:${c.getMappedPort(6379)}`);
+}
+
+/** A single-member replica set, so transactions and change streams work like in production. */
+async function mongodb(): Promise<StartedContainerBackend> {
+  const c = await new GenericContainer(serverVersions().containers.mongodb)
+    .withExposedPorts(27017)
+    .withCommand(['mongod', '--replSet', 'rs0', '--bind_ip_all'])
+    .withWaitStrategy(Wait.forLogMessage(/Waiting for connections/))
+    .start();
+  const init = await c.exec([
+    'mongosh', '--quiet', '--eval',
+    "rs.initiate({_id:'rs0',members:[{_id:0,host:'127.0.0.1:27017'}]}); " +
+      'while (!db.hello().isWritablePrimary) { sleep(100); } print("primary")',
+  ]);
+  if (init.exitCode !== 0) {
+    await c.stop();
+    throw new Error(`mongo replica set init failed: ${init.output}`);
+  }
+  return started(c, `mongodb://${c.getHost()}:${c.getMappedPort(27017)}/holdfast?directConnection=true`);
+}
+
+async function consul(): Promise<StartedContainerBackend> {
+  const c = await new GenericContainer(serverVersions().containers.consul)
+    .withExposedPorts(8500)
+    .withCommand(['agent', '-dev', '-client=0.0.0.0'])
+    .withWaitStrategy(Wait.forHttp('/v1/status/leader', 8500).forResponsePredicate((body) => body.trim() !== '""'))
+    .start();
+  return started(c, `consul://${c.getHost()}:${c.getMappedPort(8500)}`);
+}
+
+export function startContainer(kind: BackendKind): Promise<StartedContainerBackend> {
+  return { redis, mongodb, consul }[kind]();
+}
