@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { linkedController, sleep } from './abort.js';
 import type { Grant, GrantRequest, LockBackend } from './backend.js';
 import { LockAbortedError, LockTimeoutError, ProviderClosedError } from './errors.js';
@@ -36,6 +37,8 @@ class CoreLockProvider implements LockProvider {
     options: ProviderOptions,
   ) {
     this.owner = options.owner ?? defaultOwnerId();
+    // Every waiting acquire listens to this signal; thousands of waiters are normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
   }
 

@@ -21,6 +21,12 @@ export class TimerHeap {
   private seq = 0;
   private stopped = false;
 
+  /**
+   * @param keepAlive whether the pending timer keeps the process alive. Renewals should not (holding
+   * a lock is no reason to keep running), deadlines of callers who are awaiting a result should.
+   */
+  constructor(private readonly keepAlive = false) {}
+
   /** Schedules (or reschedules) `task` to run at `dueAt`. */
   schedule(task: ScheduledTask, dueAt: number): void {
     if (this.stopped) return;
@@ -64,7 +70,7 @@ export class TimerHeap {
     }
     this.armedFor = next.dueAt;
     this.timer = setTimeout(() => this.fire(), Math.max(0, next.dueAt - Date.now()));
-    this.timer.unref();
+    if (!this.keepAlive) this.timer.unref();
   }
 
   private fire(): void {

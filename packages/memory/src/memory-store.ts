@@ -20,7 +20,7 @@ interface Waiter {
 
 /**
  * The shared state of in-memory locks. Several providers may use one store, each standing for a
- * process. Expiries and wait deadlines all run on one timer; waiters queue per key in FIFO order and
+ * process. Expiries share one timer and waiters' deadlines another; waiters queue per key in FIFO order and
  * receive the lock directly from the releasing holder, so nobody polls.
  */
 export class MemoryStore {
@@ -28,6 +28,8 @@ export class MemoryStore {
   private readonly tokens = new Map<string, bigint>();
   private readonly queues = new Map<string, Waiter[]>();
   private readonly timers = new TimerHeap();
+  /** Waiters' deadlines keep the process alive: someone is awaiting the outcome. */
+  private readonly deadlines = new TimerHeap(true);
 
   tryGrant(request: GrantRequest): Grant | null {
     this.expireIfDue(request.key);
@@ -46,7 +48,7 @@ export class MemoryStore {
         const index = queue.indexOf(waiter);
         if (index >= 0) queue.splice(index, 1);
         if (queue.length === 0) this.queues.delete(request.key);
-        this.timers.cancel(waiter.timeout);
+        this.deadlines.cancel(waiter.timeout);
         wait.signal.removeEventListener('abort', onAbort);
       };
       const onAbort = (): void => {
@@ -67,7 +69,7 @@ export class MemoryStore {
       };
       queue.push(waiter);
       wait.signal.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(wait.deadline)) this.timers.schedule(waiter.timeout, wait.deadline);
+      if (Number.isFinite(wait.deadline)) this.deadlines.schedule(waiter.timeout, wait.deadline);
     });
   }
 
