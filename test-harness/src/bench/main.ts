@@ -1,11 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memoryBench } from './memory.js';
+import { redisBench } from './redis.js';
 import { renderTable } from './render.js';
 import type { BenchModule, BenchRow } from './types.js';
 
 /** `npm run bench`: every backend's rows, measured side by side in one run. */
-const MODULES: BenchModule[] = [memoryBench];
+const MODULES: BenchModule[] = [memoryBench, redisBench];
 
 const only = process.argv.slice(2);
 const rows: BenchRow[] = [];

@@ -1,0 +1,31 @@
+import type { Capabilities } from '@holdfast/core';
+
+const COMMON = {
+  maxTtlMs: 7 * 24 * 3_600_000,
+  defaultTtlMs: 30_000,
+  fifo: false,
+  wakeUp: 'event',
+  crossProcess: true,
+  renewal: 'per-lock',
+} as const;
+
+/** One Redis server: SET NX PX, owner-checked scripts, a per-key counter for tokens. */
+export const SINGLE_NODE_CAPABILITIES: Capabilities = Object.freeze({
+  ...COMMON,
+  minTtlMs: 20,
+  fencing: 'strict',
+  // Redis checks the expiry on every access to the key, so a crashed holder's key is free at its TTL.
+  expiryGraceMs: 0,
+});
+
+/**
+ * Redlock over independent servers. Tokens are informational only: per-node counters can be lost
+ * with a node (no persistence) or disagree, so no token from a quorum grant is safe to fence with.
+ */
+export const QUORUM_CAPABILITIES: Capabilities = Object.freeze({
+  ...COMMON,
+  minTtlMs: 200,
+  fencing: 'none',
+  // Nodes set the key one after another within one round trip, so the last copy lapses slightly later.
+  expiryGraceMs: 50,
+});

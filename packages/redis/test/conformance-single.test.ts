@@ -1,0 +1,20 @@
+import { defineConformanceSuite } from '@holdfast/test-harness';
+import { freePort } from '@holdfast/test-harness/servers';
+import { useBackend } from '@holdfast/test-harness/servers/vitest';
+import { describe } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
+
+const redis = await useBackend('redis');
+
+describe.skipIf(!redis.url)(`redis single node (${redis.label})`, () => {
+  defineConformanceSuite({
+    name: 'redis (single node)',
+    createProvider: () => createRedisProvider({ url: redis.url! }),
+    child: { url: redis.url! },
+    // A closed port: connection refused at once, so every operation fails fast.
+    createUnreachableProvider: async () => createRedisProvider({ url: `redis://127.0.0.1:${await freePort()}` }),
+    shortTtlMs: 600,
+    promptWakeMs: 300,
+    slackMs: 1000,
+  });
+});

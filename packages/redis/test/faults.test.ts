@@ -1,0 +1,179 @@
+import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
+import { quorumUrl } from './quorum-url.js';
+
+const missing = await needLocalBinary('redis-server');
+const five: RedisSet | null = missing ? null : await startRedisSet(5);
+const one: RedisSet | null = missing ? null : await startRedisSet(1);
+afterAll(() => Promise.all([five?.stop(), one?.stop()]), 60_000);
+
+let keyCount = 0;
+const newKey = (): string => `faults/${process.pid}/${Date.now()}-${++keyCount}`;
+const providers: LockProvider[] = [];
+const open = (url: string): LockProvider => {
+  const provider = createRedisProvider({ url });
+  providers.push(provider);
+  return provider;
+};
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string } | null)?.code;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+function lostWithin(lock: Lock, ms: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    if (lock.signal.aborted) return resolve(lock.signal.reason);
+    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${ms} ms`)), ms);
+    lock.signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(lock.signal.reason);
+    });
+  });
+}
+
+/** The value of the lock key on each node, read directly (null: the node has no such key). */
+async function valuesOnNodes(set: RedisSet, key: string): Promise<(string | null)[]> {
+  return Promise.all(
+    set.urls.map(async (url) => {
+      const client = new Redis(url, { lazyConnect: true });
+      try {
+        await client.connect();
+        return await client.get(key);
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+}
+
+async function until(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.skipIf(!five)('quorum of 5 under faults', { timeout: 60_000 }, () => {
+  const url = five ? quorumUrl(five.urls) : '';
+
+  test('acquire survives 2 nodes down; with 3 down it fails fast with a BackendError, never "busy"', async () => {
+    const set = five!;
+    try {
+      await set.kill(0);
+      await set.kill(1);
+      const [a, b] = [open(url), open(url)];
+      const key = newKey();
+      const lock = await a.tryAcquire(key);
+      expect(lock).not.toBeNull();
+      expect(await b.tryAcquire(key)).toBeNull();
+      await lock!.release();
+      const again = await b.acquire(key, { waitMs: 2000 });
+      await again.release();
+
+      await set.kill(2);
+      const started = Date.now();
+      const error = await rejection(a.tryAcquire(newKey()));
+      expect(codeOf(error)).toBe(ErrorCode.Backend);
+      expect(String((error as Error).message)).toMatch(/3 of 5 nodes failed/);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(codeOf(await rejection(a.acquire(newKey(), { waitMs: 500 })))).toBe(ErrorCode.Backend);
+    } finally {
+      await Promise.all([0, 1, 2].map((i) => set.restart(i)));
+    }
+  });
+
+  test('restarting a minority of nodes mid-hold never grants twice; renewal puts the key back on them', async () => {
+    const set = five!;
+    const [a, b] = [open(url), open(url)];
+    const key = newKey();
+    const lock = await a.tryAcquire(key, { ttlMs: 1500 });
+    expect(lock).not.toBeNull();
+    const [value] = await valuesOnNodes(set, key);
+    await set.restart(0);
+    await set.restart(1);
+    expect((await valuesOnNodes(set, key)).filter((v) => v === value)).toHaveLength(3);
+    expect(await b.tryAcquire(key)).toBeNull();
+    // The holder's next renewal re-creates the key on the nodes that forgot it.
+    await until(async () => (await valuesOnNodes(set, key)).every((v) => v === value), 3000, 'key repaired on all 5 nodes');
+    await set.restart(2);
+    await set.restart(3);
+    expect(await b.tryAcquire(key)).toBeNull();
+    expect(await lock!.isHeld()).toBe(true);
+    expect(lock!.signal.aborted).toBe(false);
+    await lock!.release();
+    expect(await b.tryAcquire(key)).not.toBeNull();
+  });
+
+  test('documented limit: a majority restarted at once (no persistence) can grant twice; the first holder is told at its next renewal', async () => {
+    const set = five!;
+    const a = open(url);
+    const key = newKey();
+    const ttlMs = 1500;
+    const first = await a.tryAcquire(key, { ttlMs });
+    await Promise.all([0, 1, 2].map((i) => set.restart(i)));
+    const b = open(url);
+    const second = await b.tryAcquire(key, { ttlMs: 10_000 });
+    expect(second, 'Redlock without delayed restarts: the majority forgot the key').not.toBeNull();
+    const reason = await lostWithin(first!, ttlMs);
+    expect(codeOf(reason)).toBe(ErrorCode.Lost);
+    expect(await second!.isHeld()).toBe(true);
+  });
+
+  test('a holder whose renewals fail (3 of 5 nodes down) is told through its signal before its lease ends', async () => {
+    const set = five!;
+    const a = open(url);
+    const ttlMs = 1500;
+    const lock = await a.tryAcquire(newKey(), { ttlMs });
+    const killedAt = Date.now();
+    try {
+      await Promise.all([2, 3, 4].map((i) => set.kill(i)));
+      const reason = await lostWithin(lock!, ttlMs + 1000);
+      expect(codeOf(reason)).toBe(ErrorCode.Lost);
+      expect(Date.now() - killedAt).toBeLessThan(ttlMs);
+    } finally {
+      await Promise.all([2, 3, 4].map((i) => set.restart(i)));
+    }
+  });
+});
+
+describe.skipIf(!one)('single node under faults', { timeout: 60_000 }, () => {
+  test('a dead server: holders are told, calls fail fast with BackendError; after a restart that lost the data, tokens still increase', async () => {
+    const set = one!;
+    const url = set.urls[0]!;
+    const locks = open(url);
+    const key = newKey();
+    const ttlMs = 1000;
+    const lock = await locks.tryAcquire(key, { ttlMs });
+    const before = lock!.token;
+    await set.kill(0);
+    try {
+      expect(codeOf(await lostWithin(lock!, ttlMs + 500))).toBe(ErrorCode.Lost);
+      const started = Date.now();
+      expect(codeOf(await rejection(locks.tryAcquire(newKey())))).toBe(ErrorCode.Backend);
+      expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      await set.restart(0);
+    }
+    const fresh = open(url);
+    const after = await fresh.tryAcquire(key);
+    expect(after).not.toBeNull();
+    expect(after!.token).toBeGreaterThan(before);
+  });
+});
