@@ -1,0 +1,24 @@
+/**
+ * What Holdfast stores as the lock key's value, for inspect(). `consul lock` treats the value as
+ * opaque bytes and only checks Flags, so this stays compatible; foreign holders' values are shown raw.
+ */
+export interface LockValue {
+  readonly holdfast: 1;
+  readonly owner: string;
+  readonly reason?: string;
+  readonly acquiredAt: string;
+  readonly lockId: string;
+}
+
+export function encodeLockValue(value: Omit<LockValue, 'holdfast'>): string {
+  return Buffer.from(JSON.stringify({ holdfast: 1, ...value })).toString('base64');
+}
+
+export function decodeLockValue(text: string): LockValue | null {
+  try {
+    const parsed = JSON.parse(text) as Partial<LockValue>;
+    return parsed?.holdfast === 1 && typeof parsed.owner === 'string' && typeof parsed.lockId === 'string' ? (parsed as LockValue) : null;
+  } catch {
+    return null;
+  }
+}

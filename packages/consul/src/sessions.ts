@@ -1,0 +1,118 @@
+import { type ConsulHttp, ConsulHttpError, parseDurationMs } from './consul-http.js';
+import { LOCK_SESSION_NAME, RENEW_RETRY_MS } from './constants.js';
+
+export interface SessionSpec {
+  readonly ttlMs: number;
+  /** Omitted: the server's default (15 s), as the Go semaphore does. */
+  readonly lockDelayMs?: number;
+  readonly name?: string;
+  /** 'release' (locks) or 'delete' (semaphore contender entries). */
+  readonly behavior?: 'release' | 'delete';
+}
+
+/** PUT /v1/session/create; returns the session id. */
+export async function createSession(http: ConsulHttp, spec: SessionSpec): Promise<string> {
+  const body = JSON.stringify({
+    Name: spec.name ?? LOCK_SESSION_NAME,
+    TTL: `${spec.ttlMs}ms`,
+    LockDelay: spec.lockDelayMs === undefined ? undefined : `${spec.lockDelayMs}ms`,
+    Behavior: spec.behavior ?? 'release',
+  });
+  const response = await http.call('PUT', '/v1/session/create', {}, { body });
+  return (JSON.parse(response.body) as { ID: string }).ID;
+}
+
+/** The server's TTL for the session in ms, or undefined when the session is gone (404). */
+export async function renewSession(http: ConsulHttp, id: string): Promise<number | undefined> {
+  const response = await http.call('PUT', `/v1/session/renew/${id}`, {}, { accept: [200, 404] });
+  if (response.status === 404) return undefined;
+  const [session] = JSON.parse(response.body) as { TTL?: string }[];
+  return session?.TTL ? parseDurationMs(session.TTL) : undefined;
+}
+
+export async function destroySession(http: ConsulHttp, id: string): Promise<void> {
+  await http.call('PUT', `/v1/session/destroy/${id}`);
+}
+
+export interface SessionInfo {
+  readonly ID: string;
+  readonly Name: string;
+  readonly Node: string;
+  readonly TTL: string;
+  readonly LockDelay: number;
+  readonly Behavior: string;
+  readonly CreateIndex: number;
+}
+
+export async function sessionInfo(http: ConsulHttp, id: string): Promise<SessionInfo | null> {
+  const response = await http.call('GET', `/v1/session/info/${id}`, {}, { accept: [200, 404] });
+  if (response.status === 404) return null;
+  const [info] = JSON.parse(response.body) as SessionInfo[];
+  return info ?? null;
+}
+
+/**
+ * A session renewed the Go client's way (RenewPeriodic): every TTL/2; after an error, every second;
+ * given up once a whole TTL passed without a success, or at once on 404. Adopts the server's TTL.
+ * `onExpired` runs once, when the session must be presumed gone.
+ */
+export class RenewedSession {
+  private timer: NodeJS.Timeout | undefined;
+  private lastSuccess: number;
+  private ttlMs: number;
+  private stopped = false;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly http: ConsulHttp,
+    readonly id: string,
+    ttlMs: number,
+    createdAt: number,
+    private readonly onExpired: (detail: string, cause?: unknown) => void,
+  ) {
+    this.ttlMs = ttlMs;
+    this.lastSuccess = createdAt;
+    this.schedule(ttlMs / 2);
+  }
+
+  get alive(): boolean {
+    return !this.stopped;
+  }
+
+  /** Stops renewing; destroys the session unless `keep`. Never throws. */
+  async stop(options: { destroy: boolean }): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.inFlight;
+    if (options.destroy) await destroySession(this.http, this.id).catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.inFlight = this.renew();
+    }, delayMs);
+  }
+
+  private async renew(): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      const ttl = await renewSession(this.http, this.id);
+      if (this.stopped) return;
+      if (ttl === undefined) return this.expire('its Consul session was invalidated (renew: 404)');
+      this.ttlMs = ttl;
+      this.lastSuccess = sentAt;
+      this.schedule(this.ttlMs / 2);
+    } catch (error) {
+      if (this.stopped) return;
+      if (error instanceof ConsulHttpError && !error.retryable) return this.expire('session renewal was refused', error);
+      if (Date.now() - this.lastSuccess >= this.ttlMs) return this.expire('session renewal failed for a whole TTL', error);
+      this.schedule(Math.min(RENEW_RETRY_MS, this.lastSuccess + this.ttlMs - Date.now()));
+    }
+  }
+
+  private expire(detail: string, cause?: unknown): void {
+    this.stopped = true;
+    this.onExpired(detail, cause);
+  }
+}

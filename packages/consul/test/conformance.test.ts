@@ -1,0 +1,25 @@
+import { createLockProvider } from '@holdfast/core';
+import { defineConformanceSuite } from '@holdfast/test-harness';
+import { freePort } from '@holdfast/test-harness/servers';
+import { useBackend } from '@holdfast/test-harness/servers/vitest';
+import { describe } from 'vitest';
+import { createConsulProvider } from '../src/index.js';
+
+const consul = await useBackend('consul');
+
+// A 1 s lock-delay keeps the expiry cases short (Consul's default is 15 s).
+const url = consul.url && `${consul.url}?lockDelay=1s&prefix=holdfast-test`;
+
+describe.skipIf(!url)(`consul (${consul.label})`, () => {
+  defineConformanceSuite({
+    name: 'consul (dev agent)',
+    createProvider: () => createLockProvider(url!),
+    child: { url: url! },
+    // A closed port: connection refused at once, no retry timers.
+    createUnreachableProvider: async () => createConsulProvider({ address: `http://127.0.0.1:${await freePort()}`, lockDelayMs: 1000 }),
+    // Consul's minimum session TTL.
+    shortTtlMs: 10_000,
+    promptWakeMs: 1500,
+    slackMs: 2000,
+  });
+});

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import type { LockProvider } from '@holdfast/core';
+import { consulBinary } from '@holdfast/test-harness/servers';
+import { useBackend } from '@holdfast/test-harness/servers/vitest';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createConsulProvider } from '../src/index.js';
+
+const consul = await useBackend('consul');
+const binary = await consulBinary();
+const PREFIX = 'holdfast-interop';
+
+/** `consul lock <prefix> <command>`: locks `<prefix>/.lock` with the Go client, as Holdfast key `<name>/.lock`. */
+function consulLock(name: string, command: string, extra: string[] = []): { child: ChildProcess; lines: string[] } {
+  const httpAddr = consul.url!.replace('consul://', '');
+  const child = spawn(binary!, ['lock', `-http-addr=${httpAddr}`, ...extra, `${PREFIX}/${name}`, command], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
+  return { child, lines };
+}
+
+/** Whether `line` was printed within `withinMs` (checked every 20 ms). */
+async function printed(lines: string[], line: string, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (!lines.includes(line)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (the Go client)', () => {
+  const providers: LockProvider[] = [];
+  const children: ChildProcess[] = [];
+  const provider = (): LockProvider => {
+    const created = createConsulProvider({ address: consul.url!.replace('consul://', 'http://'), prefix: PREFIX, lockDelayMs: 1000 });
+    providers.push(created);
+    return created;
+  };
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(providers.splice(0).map((p) => p.close()));
+  });
+
+  test('a Holdfast lock on <prefix>/.lock excludes a `consul lock` child until it is released', async () => {
+    const name = `hf-first-${randomBytes(4).toString('hex')}`;
+    const locks = provider();
+    const held = await locks.tryAcquire(`${name}/.lock`, { reason: 'interop' });
+    expect(held).not.toBeNull();
+
+    // Try-once with a wait: the Go client must see our key as a lock (flags equal) held by another session.
+    const tryOnce = consulLock(name, 'echo HELD', ['-timeout=1s']);
+    children.push(tryOnce.child);
+    const [code] = (await once(tryOnce.child, 'exit')) as [number | null];
+    expect(code).not.toBe(0);
+
+    const waiting = consulLock(name, 'echo HELD; sleep 30');
+    children.push(waiting.child);
+    expect(await printed(waiting.lines, 'HELD', 2000)).toBe(false);
+    await held!.release();
+    expect(await printed(waiting.lines, 'HELD', 10_000)).toBe(true);
+    // Now the Go client holds it: Holdfast sees it busy, and inspect describes the foreign holder.
+    expect(await locks.tryAcquire(`${name}/.lock`)).toBeNull();
+    const info = await locks.inspect(`${name}/.lock`);
+    expect(info?.details?.['holdfast']).toBe(false);
+    expect(typeof info?.details?.['session']).toBe('string');
+  });
+
+  test('a running `consul lock` child excludes Holdfast; Holdfast is woken when it exits', async () => {
+    const name = `go-first-${randomBytes(4).toString('hex')}`;
+    const go = consulLock(name, 'echo HELD; sleep 3');
+    children.push(go.child);
+    expect(await printed(go.lines, 'HELD', 10_000)).toBe(true);
+    const locks = provider();
+    expect(await locks.tryAcquire(`${name}/.lock`)).toBeNull();
+    const started = Date.now();
+    const lock = await locks.acquire(`${name}/.lock`, { waitMs: 20_000 });
+    const [code] = (await once(go.child, 'exit').catch(() => [go.child.exitCode])) as [number | null];
+    expect(go.child.exitCode ?? code).toBe(0);
+    // The child slept 3 s; the Go client released on its exit and a blocking query woke us.
+    expect(Date.now() - started).toBeGreaterThan(1500);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await lock.isHeld()).toBe(true);
+  });
+
+  test('a key used otherwise (other flags) is a conflict, not busy', async () => {
+    const locks = provider();
+    const key = `plain-${randomBytes(4).toString('hex')}`;
+    const put = await fetch(`${consul.url!.replace('consul://', 'http://')}/v1/kv/${PREFIX}/${key}?flags=42`, { method: 'PUT', body: 'x' });
+    expect(await put.json()).toBe(true);
+    await expect(locks.tryAcquire(key)).rejects.toMatchObject({ code: 'HOLDFAST_CONFLICT' });
+    await expect(locks.inspect(key)).rejects.toMatchObject({ code: 'HOLDFAST_CONFLICT' });
+  });
+});
