@@ -12,8 +12,8 @@ export function createConsulProvider(options: ConsulLockOptions & Pick<ProviderO
 }
 
 /** For `createLockProvider('consul://127.0.0.1:8500?prefix=app&lockDelay=1s')`. */
-export function createProviderFromUrl(url: URL, options: CreateLockProviderOptions = {}): LockProvider {
-  return createConsulProvider({ ...optionsFromUrl(url, options.adapter), owner: options.owner } as ConsulLockOptions);
+export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
+  return createConsulProvider({ ...optionsFromUrl(new URL(url), options.adapter), owner: options.owner } as ConsulLockOptions);
 }
 export { ConsulSemaphore, type ConsulSemaphoreOptions, type SemaphoreSlot } from './semaphore.js';
 export { SEMAPHORE_FLAG } from './constants.js';

@@ -3,7 +3,11 @@ import type { LockProvider } from './types.js';
 
 /** What an adapter package exports so that `createLockProvider(url)` can build it. */
 export interface AdapterModule {
-  createProviderFromUrl(url: URL, options?: CreateLockProviderOptions): Promise<LockProvider> | LockProvider;
+  /**
+   * `url` is the configured text, unparsed: some schemes (multi-host `mongodb://a,b/db`) are not
+   * WHATWG URLs, so each adapter parses its own.
+   */
+  createProviderFromUrl(url: string, options?: CreateLockProviderOptions): Promise<LockProvider> | LockProvider;
 }
 
 export interface CreateLockProviderOptions {
@@ -33,29 +37,27 @@ export async function createLockProvider(
   url: string | URL = process.env.HOLDFAST_URL || DEFAULT_URL,
   options: CreateLockProviderOptions = {},
 ): Promise<LockProvider> {
-  const parsed = parseUrl(url);
-  const packageName = ADAPTER_PACKAGES[parsed.protocol];
+  const text = urlText(url);
+  const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(text)?.[1]?.toLowerCase();
+  if (!scheme) throw new InvalidArgumentError('url', `"${text}" is not a URL (expected e.g. redis://host:6379 or memory:)`);
+  const packageName = ADAPTER_PACKAGES[scheme];
   if (!packageName) {
-    throw new InvalidArgumentError('url', `unknown scheme "${parsed.protocol}"; expected one of ${Object.keys(ADAPTER_PACKAGES).join(' ')}`);
+    throw new InvalidArgumentError('url', `unknown scheme "${scheme}"; expected one of ${Object.keys(ADAPTER_PACKAGES).join(' ')}`);
   }
   let adapter: AdapterModule;
   try {
     adapter = (await import(packageName)) as AdapterModule;
   } catch (error) {
-    if (isModuleNotFound(error, packageName)) throw new AdapterMissingError(packageName, parsed.protocol, error);
+    if (isModuleNotFound(error, packageName)) throw new AdapterMissingError(packageName, scheme, error);
     throw error;
   }
-  return adapter.createProviderFromUrl(parsed, options);
+  return adapter.createProviderFromUrl(text, options);
 }
 
-function parseUrl(url: string | URL): URL {
-  if (url instanceof URL) return url;
+function urlText(url: string | URL): string {
+  if (url instanceof URL) return url.href;
   if (typeof url !== 'string' || url.length === 0) throw new InvalidArgumentError('url', 'expected a non-empty URL string');
-  try {
-    return new URL(url);
-  } catch {
-    throw new InvalidArgumentError('url', `"${url}" is not a URL`);
-  }
+  return url;
 }
 
 function isModuleNotFound(error: unknown, packageName: string): boolean {

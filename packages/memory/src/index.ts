@@ -30,7 +30,8 @@ export function createMemoryProvider(options: MemoryProviderOptions = {}): LockP
 }
 
 /** Entry point used by `createLockProvider('memory:')`. */
-export function createProviderFromUrl(url: URL, options: CreateLockProviderOptions = {}): LockProvider {
-  const name = url.host || url.pathname.replace(/^\/+/, '');
+export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
+  const parsed = new URL(url);
+  const name = parsed.host || parsed.pathname.replace(/^\/+/, '');
   return createMemoryProvider({ store: sharedStore(name), ...(options.owner === undefined ? {} : { owner: options.owner }) });
 }

@@ -50,6 +50,6 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
 }
 
 /** Entry point used by `createLockProvider('redis://...')`. */
-export function createProviderFromUrl(url: URL, options: CreateLockProviderOptions = {}): LockProvider {
+export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
   return createRedisProvider({ url, ...(options.owner === undefined ? {} : { owner: options.owner }) });
 }
