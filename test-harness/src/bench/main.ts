@@ -2,12 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { consulBench } from './consul.js';
 import { memoryBench } from './memory.js';
+import { mongodbBench } from './mongodb.js';
 import { redisBench } from './redis.js';
 import { renderTable } from './render.js';
 import type { BenchModule, BenchRow } from './types.js';
 
 /** `npm run bench`: every backend's rows, measured side by side in one run. */
-const MODULES: BenchModule[] = [memoryBench, redisBench, consulBench];
+const MODULES: BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench];
 
 const only = process.argv.slice(2);
 const rows: BenchRow[] = [];
