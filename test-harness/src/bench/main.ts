@@ -17,7 +17,7 @@ for (const module of MODULES) {
   if (only.length > 0 && !only.includes(module.name)) continue;
   process.stderr.write(`bench: ${module.name}...\n`);
   try {
-    rows.push(...(await module.run()));
+    rows.push(...(await module.run()).map((row) => ({ ...row, module: module.name })));
   } catch (error) {
     skipped.push(`${module.name}: ${(error as Error).message}`);
   }

@@ -8,6 +8,8 @@ export interface BenchRow {
   readonly value: number;
   readonly unit: string;
   readonly note?: string;
+  /** The backend module that measured it; ratios compare rows of one module (same server, same run). */
+  readonly module?: string;
 }
 
 /** A backend's benchmark: returns its rows, or a reason it could not run. */
