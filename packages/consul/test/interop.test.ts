@@ -6,6 +6,7 @@ import type { LockProvider } from '@holdfast/core';
 import { consulBinary } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
+import { printed } from './child-output.js';
 import { createConsulProvider } from '../src/index.js';
 
 const consul = await useBackend('consul');
@@ -19,16 +20,6 @@ function consulLock(name: string, command: string, extra: string[] = []): { chil
   const lines: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
   return { child, lines };
-}
-
-/** Whether `line` was printed within `withinMs` (checked every 20 ms). */
-async function printed(lines: string[], line: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (!lines.includes(line)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
 }
 
 describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (the Go client)', () => {
@@ -72,13 +63,15 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
     const name = `go-first-${randomBytes(4).toString('hex')}`;
     const go = consulLock(name, 'echo HELD; sleep 3');
     children.push(go.child);
+    // Listen before waiting: the Go client may exit before our acquire resolves.
+    const exited = once(go.child, 'exit') as Promise<[number | null]>;
     expect(await printed(go.lines, 'HELD', 10_000)).toBe(true);
     const locks = provider();
     expect(await locks.tryAcquire(`${name}/.lock`)).toBeNull();
     const started = Date.now();
     const lock = await locks.acquire(`${name}/.lock`, { waitMs: 20_000 });
-    const [code] = (await once(go.child, 'exit').catch(() => [go.child.exitCode])) as [number | null];
-    expect(go.child.exitCode ?? code).toBe(0);
+    const [code] = await exited;
+    expect(code).toBe(0);
     // The child slept 3 s; the Go client released on its exit and a blocking query woke us.
     expect(Date.now() - started).toBeGreaterThan(1500);
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -6,19 +6,11 @@ import { ErrorCode } from '@holdfast/core';
 import { consulBinary } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
+import { printed } from './child-output.js';
 import { ConsulSemaphore } from '../src/index.js';
 
 const consul = await useBackend('consul');
 const binary = await consulBinary();
-
-async function printed(lines: string[], line: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (!lines.includes(line)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
-}
 
 describe.skipIf(!consul.url || !binary)('semaphore: Consul\'s protocol, interoperating with `consul lock -n N`', () => {
   const http = consul.url?.replace('consul://', 'http://') ?? '';

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { createLockProvider, type LockProvider } from '@holdfast/core';
-import { resolveBackend } from '../servers/resolve.js';
+import { benchServer } from './bench-server.js';
 import { opsPerSecond } from './measure.js';
 import { handoff, holdMany, uncontended } from './procedures.js';
 import type { BenchModule, BenchRow } from './types.js';
@@ -17,10 +17,8 @@ const UNCONTENDED = 'uncontended acquire+release';
 export const consulBench: BenchModule = {
   name: 'consul',
   async run() {
-    const fromEnv = process.env['HOLDFAST_BENCH_CONSUL_URL']?.trim();
-    const server = fromEnv ? null : await resolveBackend('consul');
-    const url = fromEnv || server?.url;
-    if (!url) throw new Error(server && server.url === null ? server.skipReason : 'no Consul');
+    const server = await benchServer('consul');
+    const url = server.url;
     const http = `http://${new URL(url).host}`;
     const lockUrl = `${url}?lockDelay=1s&prefix=holdfast-bench`;
     const create = (): Promise<LockProvider> => createLockProvider(lockUrl);
@@ -46,7 +44,7 @@ export const consulBench: BenchModule = {
       return rows;
     } finally {
       rawAgent.destroy();
-      if (server?.url) await server.stop();
+      await server.stop();
     }
   },
 };

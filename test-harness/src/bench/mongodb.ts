@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { createLockProvider, type LockProvider } from '@holdfast/core';
 import { MongoClient, ObjectId } from 'mongodb';
-import { resolveBackend } from '../servers/resolve.js';
+import { benchServer } from './bench-server.js';
 import { opsPerSecond } from './measure.js';
 import { handoff, holdMany, uncontended } from './procedures.js';
 import type { BenchModule, BenchRow } from './types.js';
@@ -18,10 +18,8 @@ const PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiratio
 export const mongodbBench: BenchModule = {
   name: 'mongodb',
   async run() {
-    const fromEnv = process.env['HOLDFAST_BENCH_MONGODB_URL']?.trim();
-    const server = fromEnv ? null : await resolveBackend('mongodb');
-    const baseUrl = fromEnv || server?.url;
-    if (!baseUrl) throw new Error(server && server.url === null ? server.skipReason : 'no MongoDB');
+    const server = await benchServer('mongodb');
+    const baseUrl = server.url;
     const url = `${baseUrl}${baseUrl.includes('?') ? '&' : '?'}${PARAMS}`;
     const raw = new MongoClient(baseUrl);
     const counter = new CommandCounter();
@@ -31,7 +29,7 @@ export const mongodbBench: BenchModule = {
       counter.watch((provider as unknown as { mongo: { client: EventEmitter } }).mongo.client);
       return provider;
     };
-    const onFerretDb = Boolean(server?.url && server.server.includes('FerretDB'));
+    const onFerretDb = server.label.includes('FerretDB');
     const label = onFerretDb ? 'holdfast mongodb (FerretDB)' : 'holdfast mongodb';
     // FerretDB scans every lock document for the holder check: 10k locks take many minutes there.
     const holdCount = Number(process.env['HOLDFAST_BENCH_MONGODB_LOCKS'] ?? (onFerretDb ? 2_000 : 10_000));
@@ -46,7 +44,7 @@ export const mongodbBench: BenchModule = {
       return rows;
     } finally {
       await raw.close();
-      if (server?.url) await server.stop();
+      await server.stop();
     }
   },
 };

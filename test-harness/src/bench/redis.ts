@@ -2,7 +2,7 @@ import { createLockProvider, type LockProvider } from '@holdfast/core';
 import type { Redis } from 'ioredis';
 import { redisServerBinary } from '../servers/binaries.js';
 import { startRedisSet } from '../servers/redis.js';
-import { resolveBackend } from '../servers/resolve.js';
+import { benchServer } from './bench-server.js';
 import { opsPerSecond, summarize } from './measure.js';
 import { handoff, holdMany } from './procedures.js';
 import type { BenchModule, BenchRow } from './types.js';
@@ -26,10 +26,8 @@ const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return red
 export const redisBench: BenchModule = {
   name: 'redis',
   async run() {
-    const fromEnv = process.env['HOLDFAST_BENCH_REDIS_URL']?.trim();
-    const server = fromEnv ? null : await resolveBackend('redis');
-    const url = fromEnv || server?.url;
-    if (!url) throw new Error(server && server.url === null ? server.skipReason : 'no Redis');
+    const server = await benchServer('redis');
+    const url = server.url;
     // Modules the bench alone needs, loaded here so that other benches run without them.
     const { Redis: RedisClient } = await import('ioredis');
     const { default: RedlockImpl } = (await import('redlock' as string)) as { default: RedlockClass };
@@ -59,7 +57,7 @@ export const redisBench: BenchModule = {
       ];
     } finally {
       await Promise.allSettled(clients.map((c) => c.quit()));
-      if (server?.url) await server.stop();
+      await server.stop();
     }
   },
 };
