@@ -59,10 +59,6 @@ export class HeldLock implements Lock, ScheduledTask {
     return this.localExpiry === null ? null : new Date(this.localExpiry);
   }
 
-  get held(): boolean {
-    return this.state === 'held';
-  }
-
   /** Safety first: any doubt about ownership ends here, aborting the signal with a LockLostError. */
   markLost(detail: string, cause?: unknown): void {
     if (this.state !== 'held') return;
