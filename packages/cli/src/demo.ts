@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEFAULT_URL, ErrorCode, type LockProvider, createLockProvider, isHoldfastError } from '@holdfast/core';
+import { ErrorCode, configuredUrl, type LockProvider, createLockProvider, isHoldfastError } from '@holdfast/core';
 import { FencedStore } from './fenced-store.js';
 import { parsingFlags, positiveIntegerFlag } from './options.js';
 import { formatMs, percentile, table } from './stats.js';
@@ -30,7 +30,7 @@ export async function demo(args: string[]): Promise<number> {
     seconds: { type: 'string' },
   } }),
   );
-  const url = values.backend ?? (process.env.HOLDFAST_URL || DEFAULT_URL);
+  const url = values.backend ?? configuredUrl();
   const workers = positiveIntegerFlag(values.workers, 'workers', 8);
   const keyCount = positiveIntegerFlag(values.keys, 'keys', 4);
   const seconds = positiveIntegerFlag(values.seconds, 'seconds', 5);

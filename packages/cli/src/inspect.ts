@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEFAULT_URL, createLockProvider, type LockInfo } from '@holdfast/core';
+import { createLockProvider, type LockInfo } from '@holdfast/core';
 import { parsingFlags } from './options.js';
 import { UsageError } from './usage.js';
 
@@ -10,7 +10,7 @@ export async function inspect(args: string[]): Promise<number> {
   );
   const [key, ...extra] = positionals;
   if (!key || extra.length > 0) throw new UsageError('inspect takes exactly one key');
-  const provider = await createLockProvider(values.backend ?? (process.env.HOLDFAST_URL || DEFAULT_URL));
+  const provider = await createLockProvider(values.backend);
   try {
     const info = await provider.inspect(key);
     console.log(values.json ? JSON.stringify(info && toJson(info), null, 2) : describe(key, info));

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { constants } from 'node:os';
-import { DEFAULT_URL, ErrorCode, createLockProvider, isHoldfastError } from '@holdfast/core';
+import { ErrorCode, createLockProvider, isHoldfastError } from '@holdfast/core';
 import { durationFlag, parsingFlags } from './options.js';
 import { EXIT, UsageError } from './usage.js';
 
@@ -27,7 +27,7 @@ export async function run(args: string[]): Promise<number> {
   const ttlMs = durationFlag(values.ttl, 'ttl');
   const graceMs = durationFlag(values.grace, 'grace') ?? 5000;
 
-  const provider = await createLockProvider(values.backend ?? (process.env.HOLDFAST_URL || DEFAULT_URL));
+  const provider = await createLockProvider(values.backend);
   try {
     let lock;
     try {

@@ -29,12 +29,17 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
 
 export const DEFAULT_URL = 'memory:';
 
+/** The backend URL when none is given: `HOLDFAST_URL`, else `memory:`. */
+export function configuredUrl(): string {
+  return process.env.HOLDFAST_URL || DEFAULT_URL;
+}
+
 /**
  * Builds a provider from a URL such as `redis://host:6379`, `consul://host:8500/prefix`,
  * `mongodb://host/db` or `memory:`. Without an argument, `HOLDFAST_URL` is used, then `memory:`.
  */
 export async function createLockProvider(
-  url: string | URL = process.env.HOLDFAST_URL || DEFAULT_URL,
+  url: string | URL = configuredUrl(),
   options: CreateLockProviderOptions = {},
 ): Promise<LockProvider> {
   const text = urlText(url);
