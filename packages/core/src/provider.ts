@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { linkedController, sleep } from './abort.js';
 import type { Grant, GrantRequest, LockBackend } from './backend.js';
 import { LockAbortedError, LockTimeoutError, ProviderClosedError } from './errors.js';
-import { HeldLock } from './held-lock.js';
+import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
 import type { AcquireOptions, Capabilities, Lock, LockInfo, LockProvider } from './types.js';
@@ -30,6 +30,8 @@ class CoreLockProvider implements LockProvider {
   private readonly held = new Set<HeldLock>();
   private readonly closing = new AbortController();
   private readonly pollIntervalMs: number;
+  /** What every lock handle of this provider shares: built once, not per grant. */
+  private readonly lockContext: HeldLockContext;
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -40,6 +42,7 @@ class CoreLockProvider implements LockProvider {
     // Every waiting acquire listens to this signal; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.lockContext = { backend: backendImpl, timers: this.timers, forget: (lock) => this.held.delete(lock) };
   }
 
   get backend(): string {
@@ -169,8 +172,7 @@ class CoreLockProvider implements LockProvider {
     }
     // The lease is timed on the local clock from no earlier than the moment the request was sent.
     const leaseStart = Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
-    const context = { backend: this.backendImpl, timers: this.timers, forget: (lock: HeldLock) => this.held.delete(lock) };
-    const handle = new HeldLock(context, attempt.request, grant, leaseStart);
+    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStart);
     this.held.add(handle);
     attempt.handle = handle;
     if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
