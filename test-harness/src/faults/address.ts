@@ -1,0 +1,26 @@
+import type { AddressInfo, Server } from 'node:net';
+
+/** A loopback TCP address. Fault tooling never points anywhere but 127.0.0.0/8 or ::1. */
+export interface ServerAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
+
+export function assertLoopback(address: ServerAddress, what: string): void {
+  if (!LOOPBACK.test(address.host)) throw new Error(`${what} must be a loopback address, got ${address.host}`);
+}
+
+/** Starts listening on 127.0.0.1 at a free port and returns that address. */
+export async function listenOnLoopback(server: Server): Promise<ServerAddress> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return { host: '127.0.0.1', port };
+}

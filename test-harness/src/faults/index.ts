@@ -1,0 +1,6 @@
+/** Fault tooling for tests against real servers: a loopback TCP fault proxy and a hung listener. */
+export { FaultProxy } from './tcp-proxy.js';
+export type { ChunkHold, CutMode, HeldChunk } from './tcp-proxy.js';
+export { hungListener } from './hung-listener.js';
+export type { HungListener } from './hung-listener.js';
+export type { ServerAddress } from './address.js';
