@@ -1,6 +1,6 @@
 /** For adapter authors: the primitives an adapter implements and the helpers core lends them. */
-export type { Grant, GrantRequest, LockBackend, WaitOptions } from './backend.js';
-export { createProvider } from './provider.js';
+export type { CallContext, Grant, GrantRequest, LockBackend, WaitOptions } from './backend.js';
+export { createProvider, providerOptions } from './provider.js';
 export type { ProviderOptions } from './provider.js';
 export { sleep, linkedController } from './abort.js';
 export { TimerHeap } from './timer-heap.js';

@@ -23,6 +23,16 @@ export interface Grant {
   readonly expiresAt: Date | null;
 }
 
+/**
+ * Bounds one backend call. `signal` aborts at the caller's deadline, on the caller's own abort, at the
+ * provider's per-call timeout (`callTimeoutMs`) or when close() runs out of time. Adapters pass it to
+ * their I/O so a hung server or a stalled write cannot hold the caller; core also stops waiting for
+ * the call at that moment whatever the adapter does, and releases a grant that arrives late.
+ */
+export interface CallContext {
+  readonly signal: AbortSignal;
+}
+
 export interface WaitOptions {
   readonly signal: AbortSignal;
   /** Upper bound for this wait, in ms (always finite). */
@@ -37,7 +47,7 @@ export interface LockBackend {
   readonly name: string;
   readonly capabilities: Capabilities;
   /** One attempt. Null = busy. Throws LockConflictError for a key used otherwise, BackendError on failure. */
-  tryGrant(request: GrantRequest): Promise<Grant | null>;
+  tryGrant(request: GrantRequest, call: CallContext): Promise<Grant | null>;
   /**
    * Optional: a native queued acquire (FIFO backends). Resolves to a grant, or null when the
    * deadline passes; rejects with the signal's reason when aborted, leaving no queue entry behind.
@@ -49,12 +59,15 @@ export interface LockBackend {
    */
   waitForChange?(key: string, options: WaitOptions): Promise<void>;
   /** New expiry (null = backend has none), or undefined when the grant is no longer held. */
-  extend(key: string, lockId: string, ttlMs: number): Promise<Date | null | undefined>;
+  extend(key: string, lockId: string, ttlMs: number, call: CallContext): Promise<Date | null | undefined>;
   /** Frees the grant if it is still held by lockId; true if it was. Never frees another holder. */
-  release(key: string, lockId: string): Promise<boolean>;
-  isHeld(key: string, lockId: string): Promise<boolean>;
-  inspect(key: string): Promise<LockInfo | null>;
-  forceRelease(key: string): Promise<boolean>;
-  /** Called after core released everything: close connections, stop heartbeats. */
-  close(): Promise<void>;
+  release(key: string, lockId: string, call: CallContext): Promise<boolean>;
+  isHeld(key: string, lockId: string, call: CallContext): Promise<boolean>;
+  inspect(key: string, call: CallContext): Promise<LockInfo | null>;
+  forceRelease(key: string, call: CallContext): Promise<boolean>;
+  /**
+   * Called after core released everything: close connections, stop heartbeats. When `call.signal`
+   * aborts (close ran out of time) end connections at once instead of waiting for the server.
+   */
+  close(call: CallContext): Promise<void>;
 }

@@ -13,12 +13,25 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/**
+ * Marks Holdfast errors across copies of this package: an app can end up with two copies of core
+ * (an adapter resolved another version), and `instanceof` must still work between them.
+ */
+const BRAND = Symbol.for('holdfast.error');
+
 export class HoldfastError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** `err instanceof LockTimeoutError` holds for an error from any copy of core: same brand, same class name. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || !(value as Record<symbol, unknown>)[BRAND]) return false;
+    return this === HoldfastError || Function.prototype[Symbol.hasInstance].call(this, value) || (value as Error).name === this.name;
   }
 }
 
@@ -84,15 +97,22 @@ export class ProviderClosedError extends HoldfastError {
 }
 
 export class AdapterMissingError extends HoldfastError {
-  constructor(readonly packageName: string, readonly scheme: string, cause?: unknown) {
+  constructor(
+    readonly packageName: string,
+    readonly scheme: string,
+    cause?: unknown,
+    problem = 'is not installed',
+  ) {
     super(
       ErrorCode.AdapterMissing,
-      `no adapter for "${scheme}" URLs: install ${packageName} (npm install ${packageName})`,
+      problem === 'is not installed'
+        ? `no adapter for "${scheme}" URLs: ${packageName} is not installed (npm install ${packageName})`
+        : `the adapter for "${scheme}" URLs, ${packageName}, ${problem}: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
     );
   }
 }
 
 export function isHoldfastError(value: unknown, code?: ErrorCode): value is HoldfastError {
-  return value instanceof HoldfastError && (code === undefined || value.code === code);
+  return value instanceof HoldfastError && (code === undefined || (value as HoldfastError).code === code);
 }

@@ -1,15 +1,15 @@
-import type { GrantRequest, LockBackend } from './backend.js';
+import type { GrantRequest } from './backend.js';
+import type { BackendCaller } from './backend-caller.js';
 import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock } from './types.js';
 import { validateTtl } from './validation.js';
-import { toBackendError } from './wrap-backend-error.js';
 
 type State = 'held' | 'lost' | 'released';
 
 export interface HeldLockContext {
-  readonly backend: LockBackend;
+  readonly caller: BackendCaller;
   readonly timers: TimerHeap;
   readonly forget: (lock: HeldLock) => void;
 }
@@ -47,6 +47,10 @@ export class HeldLock implements Lock, ScheduledTask {
     this.scheduleRenewal();
   }
 
+  private get backend() {
+    return this.context.caller.backend;
+  }
+
   get lockId(): string {
     return this.request.lockId;
   }
@@ -71,14 +75,9 @@ export class HeldLock implements Lock, ScheduledTask {
 
   async extend(ttlMs?: number): Promise<void> {
     this.assertHeld();
-    const ttl = ttlMs === undefined ? this.ttlMs : validateTtl(ttlMs, this.context.backend.capabilities);
+    const ttl = ttlMs === undefined ? this.ttlMs : validateTtl(ttlMs, this.backend.capabilities);
     const started = Date.now();
-    let result: Date | null | undefined;
-    try {
-      result = await this.context.backend.extend(this.key, this.lockId, ttl);
-    } catch (error) {
-      throw toBackendError(this.context.backend.name, 'extend', error);
-    }
+    const result = await this.context.caller.run('extend', (call) => this.backend.extend(this.key, this.lockId, ttl, call));
     if (result === undefined) {
       this.markLost('the backend no longer has it for this holder');
       throw new LockLostError(this.key, 'the backend no longer has it for this holder');
@@ -87,35 +86,41 @@ export class HeldLock implements Lock, ScheduledTask {
     this.renewed(started, ttl, result);
   }
 
-  async release(): Promise<void> {
+  /**
+   * Frees the lock if this handle still holds it. A release the backend does not confirm (failed,
+   * or no answer before `deadline`) ends the handle as lost, not released: nobody can tell whether
+   * the record is gone, so the holder must not assume it is.
+   */
+  release(): Promise<void> {
+    return this.releaseBefore(undefined);
+  }
+
+  /** release() for close(): gives up waiting for the backend at `deadline`. */
+  async releaseBefore(deadline: number | undefined): Promise<void> {
     if (this.state === 'released') return;
+    const bounds = { deadline };
     if (this.state === 'lost') {
       // The loss may have been declared out of caution while the record still exists: free it if
       // it is still ours (the backend checks ownership), so others need not wait for it to expire.
       this.state = 'released';
-      await this.context.backend.release(this.key, this.lockId).catch(() => undefined);
+      await this.context.caller.run('release', (call) => this.backend.release(this.key, this.lockId, call), bounds).catch(() => undefined);
       return;
     }
     this.state = 'released';
     this.context.timers.cancel(this);
     this.context.forget(this);
     try {
-      await this.context.backend.release(this.key, this.lockId);
+      await this.context.caller.run('release', (call) => this.backend.release(this.key, this.lockId, call), bounds);
     } catch (error) {
-      throw toBackendError(this.context.backend.name, 'release', error);
-    } finally {
-      this.controller.abort(new LockReleasedError(this.key));
+      this.controller.abort(new LockLostError(this.key, 'its release was not confirmed by the backend', error));
+      throw error;
     }
+    this.controller.abort(new LockReleasedError(this.key));
   }
 
   async isHeld(): Promise<boolean> {
     if (this.state !== 'held') return false;
-    let held: boolean;
-    try {
-      held = await this.context.backend.isHeld(this.key, this.lockId);
-    } catch (error) {
-      throw toBackendError(this.context.backend.name, 'isHeld', error);
-    }
+    const held = await this.context.caller.run('isHeld', (call) => this.backend.isHeld(this.key, this.lockId, call));
     if (!held) this.markLost('the backend no longer has it for this holder');
     return held && this.state === 'held';
   }
@@ -143,7 +148,10 @@ export class HeldLock implements Lock, ScheduledTask {
     const started = Date.now();
     const ttl = this.ttlMs;
     try {
-      const result = await this.context.backend.extend(this.key, this.lockId, ttl);
+      // A renewal that has not answered by the safety deadline proves nothing: stop waiting for it.
+      const result = await this.context.caller.run('renew', (call) => this.backend.extend(this.key, this.lockId, ttl, call), {
+        deadline,
+      });
       if (this.state !== 'held') return;
       if (result === undefined) {
         this.markLost('renewal found the lock held by someone else or gone');
@@ -168,7 +176,7 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   private scheduleRenewal(): void {
-    const perLock = this.context.backend.capabilities.renewal === 'per-lock';
+    const perLock = this.backend.capabilities.renewal === 'per-lock';
     if (this.request.autoRenew && perLock) {
       this.context.timers.schedule(this, renewAt(this.leaseStart, this.ttlMs));
     } else if (!this.request.autoRenew && this.localExpiry !== null) {

@@ -1,7 +1,7 @@
 export * from './errors.js';
 export type { AcquireOptions, Capabilities, Lock, LockInfo, LockProvider, WakeUpStyle } from './types.js';
 export { withLock } from './with-lock.js';
-export { ADAPTER_PACKAGES, DEFAULT_URL, configuredUrl, createLockProvider } from './registry.js';
+export { ADAPTER_PACKAGES, configuredUrl, createLockProvider, redactUrl, registerAdapter } from './registry.js';
 export type { AdapterModule, CreateLockProviderOptions } from './registry.js';
 export { MAX_KEY_BYTES, MAX_REASON_LENGTH, validateKey } from './validation.js';
 export { parseDuration } from './duration.js';

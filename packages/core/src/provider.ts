@@ -1,7 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { linkedController, sleep } from './abort.js';
 import type { Grant, GrantRequest, LockBackend } from './backend.js';
-import { LockAbortedError, LockTimeoutError, ProviderClosedError } from './errors.js';
+import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
+import {
+  ErrorCode,
+  HoldfastError,
+  InvalidArgumentError,
+  LockAbortedError,
+  LockTimeoutError,
+  ProviderClosedError,
+} from './errors.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
@@ -14,10 +22,37 @@ export interface ProviderOptions {
   readonly owner?: string;
   /** Retry interval while waiting, for backends that cannot wake waiters by event. Default 250 ms. */
   readonly pollIntervalMs?: number;
+  /**
+   * Longest time one backend call may take before the caller gets a BackendError, in ms, whatever
+   * the server does (hung, unreachable, a write stalled on the way). Default 5000.
+   */
+  readonly callTimeoutMs?: number;
+  /** Longest time close() takes, in ms; locks whose release is not confirmed by then are reported lost. Default 5000. */
+  readonly closeTimeoutMs?: number;
+}
+
+/** The provider-level settings out of an app's options, for adapters' factories. */
+export function providerOptions(options: {
+  readonly owner?: string | undefined;
+  readonly callTimeoutMs?: number | undefined;
+  readonly closeTimeoutMs?: number | undefined;
+}): ProviderOptions {
+  const picked: { owner?: string; callTimeoutMs?: number; closeTimeoutMs?: number } = {};
+  if (options.owner !== undefined) picked.owner = options.owner;
+  if (options.callTimeoutMs !== undefined) picked.callTimeoutMs = options.callTimeoutMs;
+  if (options.closeTimeoutMs !== undefined) picked.closeTimeoutMs = options.closeTimeoutMs;
+  return picked;
 }
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
 const MAX_WAIT_SLICE_MS = 15_000;
+/** How long past its own timeout a wake-up wait may run before core stops waiting for it. */
+const WAIT_OVERRUN_MS = 1000;
+const MAX_RETRY_DELAY_MS = 1000;
+const DEFAULT_POLL_INTERVAL_MS = 250;
+export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
+/** Even a close() that spent its budget on releases gives the adapter this long to drop its connections. */
+const MIN_CLOSE_SLICE_MS = 50;
 
 /** Builds the user-facing LockProvider from an adapter's primitives. Adapters call this once. */
 export function createProvider(backend: LockBackend, options: ProviderOptions = {}): LockProvider {
@@ -30,6 +65,10 @@ class CoreLockProvider implements LockProvider {
   private readonly held = new Set<HeldLock>();
   private readonly closing = new AbortController();
   private readonly pollIntervalMs: number;
+  private readonly closeTimeoutMs: number;
+  private readonly caller: BackendCaller;
+  /** Undo work of calls the caller stopped waiting for (a grant that landed late); close() waits for it. */
+  private readonly cleanups = new Set<Promise<unknown>>();
   /** What every lock handle of this provider shares: built once, not per grant. */
   private readonly lockContext: HeldLockContext;
   private closed: Promise<void> | undefined;
@@ -41,8 +80,10 @@ class CoreLockProvider implements LockProvider {
     this.owner = options.owner ?? defaultOwnerId();
     // Every waiting acquire listens to this signal; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.pollIntervalMs = options.pollIntervalMs ?? 250;
-    this.lockContext = { backend: backendImpl, timers: this.timers, forget: (lock) => this.held.delete(lock) };
+    this.pollIntervalMs = positiveMs(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS);
+    this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
+    this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS));
+    this.lockContext = { caller: this.caller, timers: this.timers, forget: (lock) => this.held.delete(lock) };
   }
 
   get backend(): string {
@@ -57,9 +98,15 @@ class CoreLockProvider implements LockProvider {
     this.assertOpen();
     validateKey(key);
     const validated = validateAcquireOptions(options, this.capabilities);
+    if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const attempt = this.newAttempt(key, validated);
-    attempt.sentAt = Date.now();
-    const grant = await this.call('tryAcquire', () => this.backendImpl.tryGrant(attempt.request));
+    let grant: Grant | null;
+    try {
+      grant = await this.attemptGrant(attempt, validated.signal, undefined);
+    } catch (error) {
+      if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
+      throw error;
+    }
     return grant ? this.adopt(attempt, grant) : null;
   }
 
@@ -72,7 +119,7 @@ class CoreLockProvider implements LockProvider {
     try {
       const attempt = this.newAttempt(key, validated);
       const grant = await this.waitForGrant(attempt, validated.waitMs, controller.signal);
-      return this.adopt(attempt, grant);
+      return await this.adopt(attempt, grant);
     } catch (error) {
       // Whatever the backend was doing when the caller or close() cancelled, the cancellation is the answer.
       if (this.closing.signal.aborted) throw new ProviderClosedError(this.backend);
@@ -86,13 +133,13 @@ class CoreLockProvider implements LockProvider {
   async inspect(key: string): Promise<LockInfo | null> {
     this.assertOpen();
     validateKey(key);
-    return this.call('inspect', () => this.backendImpl.inspect(key));
+    return this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call));
   }
 
   async forceRelease(key: string): Promise<boolean> {
     this.assertOpen();
     validateKey(key);
-    return this.call('forceRelease', () => this.backendImpl.forceRelease(key));
+    return this.caller.run('forceRelease', (call) => this.backendImpl.forceRelease(key, call));
   }
 
   close(): Promise<void> {
@@ -104,11 +151,39 @@ class CoreLockProvider implements LockProvider {
     await this.close();
   }
 
+  /**
+   * Bounded by closeTimeoutMs whatever the server does: locks whose release is not confirmed in
+   * time are reported lost through their signals, and the adapter is told to drop its connections.
+   */
   private async shutdown(): Promise<void> {
     this.closing.abort(new ProviderClosedError(this.backend));
-    await Promise.allSettled([...this.held].map((lock) => lock.release()));
+    const deadline = Date.now() + this.closeTimeoutMs;
+    await Promise.allSettled([...this.held].map((lock) => lock.releaseBefore(deadline)));
+    await settledBefore([...this.cleanups], deadline);
     this.timers.stop();
-    await this.call('close', () => this.backendImpl.close());
+    await this.caller
+      .run('close', (call) => this.backendImpl.close(call), { deadline: Math.max(deadline, Date.now() + MIN_CLOSE_SLICE_MS) })
+      .catch(() => undefined);
+  }
+
+  /** One grant attempt under the caller's bounds; a grant that lands after the caller gave up is released. */
+  private attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Grant | null> {
+    attempt.sentAt = Date.now();
+    return this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
+      signal,
+      deadline,
+      onAbandoned: (late) => this.releaseAbandoned(attempt.request, late),
+    });
+  }
+
+  private releaseAbandoned(request: GrantRequest, late: Promise<unknown>): void {
+    // Released whether the late call succeeded or failed: a write can land although its reply was lost.
+    const cleanup = late
+      .catch(() => undefined)
+      .then(() => this.caller.run('release', (call) => this.backendImpl.release(request.key, request.lockId, call)))
+      .catch(() => undefined)
+      .finally(() => this.cleanups.delete(cleanup));
+    this.cleanups.add(cleanup);
   }
 
   private async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<Grant> {
@@ -116,31 +191,58 @@ class CoreLockProvider implements LockProvider {
     const backend = this.backendImpl;
     if (backend.acquireQueued) {
       attempt.sentAt = Date.now();
-      const grant = await this.call('acquire', () => backend.acquireQueued!(attempt.request, { signal, deadline }));
+      const grant = await backend.acquireQueued(attempt.request, { signal, deadline }).catch((error: unknown) => {
+        throw toBackendError(this.backend, 'acquire', error);
+      });
       if (grant) return this.unlessAborted(attempt, grant, signal);
       throw new LockTimeoutError(attempt.request.key, waitMs);
     }
+    const retry = new BackendRetry();
+    let sawBusy = false;
     for (;;) {
-      attempt.sentAt = Date.now();
-      const grant = await this.call('acquire', () => backend.tryGrant(attempt.request));
+      let grant: Grant | null = null;
+      try {
+        // waitMs 0 is one attempt: it is bounded by the per-call timeout only.
+        grant = await this.attemptGrant(attempt, signal, waitMs === 0 ? undefined : deadline);
+        retry.succeeded();
+        sawBusy = true;
+      } catch (error) {
+        if (signal.aborted || !isTransient(error)) throw error;
+        // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
+        if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(attempt.request.key, waitMs);
+        retry.failed(error);
+      }
       if (grant) return this.unlessAborted(attempt, grant, signal);
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new LockTimeoutError(attempt.request.key, waitMs);
-      if (signal.aborted) throw new LockAbortedError(attempt.request.key, signal.reason);
+      if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
+      if (retry.lastError) {
+        await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
+        continue;
+      }
       const slice = Math.min(remaining, MAX_WAIT_SLICE_MS);
       if (backend.waitForChange) {
-        await this.call('wait', () => backend.waitForChange!(attempt.request.key, { signal, timeoutMs: slice }));
+        await this.caller
+          .run('wait', () => backend.waitForChange!(attempt.request.key, { signal, timeoutMs: slice }), {
+            signal,
+            deadline: Date.now() + slice + WAIT_OVERRUN_MS,
+          })
+          // A failed wait is no answer about the key: poll once more after the usual interval.
+          .catch(() => (signal.aborted ? undefined : sleep(Math.min(slice, this.pollIntervalMs), signal)));
       } else {
         await sleep(Math.min(slice, this.pollIntervalMs), signal);
       }
       if (signal.aborted) throw new LockAbortedError(attempt.request.key, signal.reason);
+      // An attempt with no time left could only be cut short and leave a late grant to undo.
+      if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
     }
   }
 
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */
   private async unlessAborted(attempt: Attempt, grant: Grant, signal: AbortSignal): Promise<Grant> {
     if (!signal.aborted) return grant;
-    await this.backendImpl.release(attempt.request.key, attempt.request.lockId).catch(() => undefined);
+    await this.caller
+      .run('release', (call) => this.backendImpl.release(attempt.request.key, attempt.request.lockId, call))
+      .catch(() => undefined);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 
@@ -167,7 +269,9 @@ class CoreLockProvider implements LockProvider {
 
   private async adopt(attempt: Attempt, grant: Grant): Promise<Lock> {
     if (this.closed) {
-      await this.backendImpl.release(attempt.request.key, attempt.request.lockId).catch(() => undefined);
+      await this.caller
+        .run('release', (call) => this.backendImpl.release(attempt.request.key, attempt.request.lockId, call))
+        .catch(() => undefined);
       throw new ProviderClosedError(this.backend);
     }
     // The lease is timed on the local clock from no earlier than the moment the request was sent.
@@ -177,14 +281,6 @@ class CoreLockProvider implements LockProvider {
     attempt.handle = handle;
     if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
     return handle;
-  }
-
-  private async call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      throw toBackendError(this.backend, operation, error);
-    }
   }
 
   private assertOpen(): void {
@@ -197,4 +293,46 @@ interface Attempt {
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
   readonly request: GrantRequest;
+}
+
+/** Backend failures are worth retrying while a caller still waits; bad input and conflicts are not. */
+function isTransient(error: unknown): boolean {
+  return error instanceof HoldfastError && error.code === ErrorCode.Backend;
+}
+
+/** Remembers the last backend failure of a waiting acquire and spaces out the retries. */
+class BackendRetry {
+  lastError: unknown;
+  private failures = 0;
+
+  succeeded(): void {
+    this.lastError = undefined;
+    this.failures = 0;
+  }
+
+  failed(error: unknown): void {
+    this.lastError = error;
+    this.failures++;
+  }
+
+  nextDelayMs(baseMs: number): number {
+    return Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.min(this.failures - 1, 4));
+  }
+}
+
+function positiveMs(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidArgumentError(name, `expected a positive number of ms, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Waits for the promises to settle, but not beyond `deadline`. */
+async function settledBefore(promises: Promise<unknown>[], deadline: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
+  await Promise.race([Promise.allSettled(promises), timeUp]);
+  clearTimeout(timer);
 }

@@ -13,8 +13,17 @@ export interface AdapterModule {
 export interface CreateLockProviderOptions {
   /** Identity shown as the owner of this instance's locks. */
   readonly owner?: string;
+  /** Longest time one backend call may take, in ms (default 5000); see ProviderOptions. */
+  readonly callTimeoutMs?: number;
+  /** Longest time close() takes, in ms (default 5000). */
+  readonly closeTimeoutMs?: number;
   /** Adapter-specific settings that do not fit in the URL. */
   readonly adapter?: Readonly<Record<string, unknown>>;
+  /**
+   * Adapter modules by URL scheme (`{ 'redis:': await import('@holdfast/redis') }`), used before the
+   * built-in table: for bundled apps, and for adapters outside this project.
+   */
+  readonly adapters?: Readonly<Record<string, AdapterModule>>;
 }
 
 /** URL scheme -> adapter package. Core never imports these itself; the app installs the one it uses. */
@@ -27,36 +36,70 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
   'rediss:': '@holdfast/redis',
 };
 
-export const DEFAULT_URL = 'memory:';
+const registered = new Map<string, AdapterModule>();
 
-/** The backend URL when none is given: `HOLDFAST_URL`, else `memory:`. */
-export function configuredUrl(): string {
-  return process.env.HOLDFAST_URL || DEFAULT_URL;
+/**
+ * Makes `scheme` (e.g. "etcd:") build providers with `adapter`, ahead of the built-in table. For
+ * adapters outside this project, and for bundled apps where a dynamic import cannot find a package.
+ */
+export function registerAdapter(scheme: string, adapter: AdapterModule): void {
+  registered.set(normalizeScheme(scheme), validAdapter(adapter, scheme));
+}
+
+const MISSING_URL_HELP =
+  'no lock backend configured: pass a URL to createLockProvider() or set HOLDFAST_URL ' +
+  '(redis://host:6379, consul://host:8500, mongodb://host/db; "memory:" for locks inside this process only)';
+
+/** `HOLDFAST_URL`, or undefined when it is unset or empty. */
+export function configuredUrl(): string | undefined {
+  return process.env.HOLDFAST_URL || undefined;
 }
 
 /**
  * Builds a provider from a URL such as `redis://host:6379`, `consul://host:8500/prefix`,
- * `mongodb://host/db` or `memory:`. Without an argument, `HOLDFAST_URL` is used, then `memory:`.
+ * `mongodb://host/db` or `memory:`. Without an argument `HOLDFAST_URL` is used. There is no silent
+ * default: a missing URL is an InvalidArgumentError, because in-process locks exclude nothing
+ * across processes and must be asked for by name (`memory:`).
  */
 export async function createLockProvider(
-  url: string | URL = configuredUrl(),
+  url: string | URL | undefined = configuredUrl(),
   options: CreateLockProviderOptions = {},
 ): Promise<LockProvider> {
+  if (url === undefined) throw new InvalidArgumentError('url', MISSING_URL_HELP);
   const text = urlText(url);
   const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(text)?.[1]?.toLowerCase();
-  if (!scheme) throw new InvalidArgumentError('url', `"${text}" is not a URL (expected e.g. redis://host:6379 or memory:)`);
+  if (!scheme) throw new InvalidArgumentError('url', `"${redactUrl(text)}" is not a URL (expected e.g. redis://host:6379 or memory:)`);
+  const adapter = options.adapters?.[scheme] ?? registered.get(scheme) ?? (await importAdapter(scheme));
+  return adapter.createProviderFromUrl(text, options);
+}
+
+async function importAdapter(scheme: string): Promise<AdapterModule> {
   const packageName = ADAPTER_PACKAGES[scheme];
   if (!packageName) {
-    throw new InvalidArgumentError('url', `unknown scheme "${scheme}"; expected one of ${Object.keys(ADAPTER_PACKAGES).join(' ')}`);
+    const known = [...new Set([...Object.keys(ADAPTER_PACKAGES), ...registered.keys()])].join(' ');
+    throw new InvalidArgumentError('url', `unknown scheme "${scheme}"; expected one of ${known}, or registerAdapter() one`);
   }
-  let adapter: AdapterModule;
+  let loaded: unknown;
   try {
-    adapter = (await import(packageName)) as AdapterModule;
+    loaded = await import(packageName);
   } catch (error) {
-    if (isModuleNotFound(error, packageName)) throw new AdapterMissingError(packageName, scheme, error);
-    throw error;
+    if (isPackageNotFound(error, packageName)) throw new AdapterMissingError(packageName, scheme, error);
+    throw new AdapterMissingError(packageName, scheme, error, 'is installed but could not be loaded');
   }
-  return adapter.createProviderFromUrl(text, options);
+  return validAdapter(loaded, scheme);
+}
+
+function validAdapter(candidate: unknown, scheme: string): AdapterModule {
+  if (typeof (candidate as AdapterModule | null)?.createProviderFromUrl !== 'function') {
+    throw new InvalidArgumentError('adapter', `the adapter for "${scheme}" has no createProviderFromUrl() function`);
+  }
+  return candidate as AdapterModule;
+}
+
+function normalizeScheme(scheme: string): string {
+  const normalized = scheme.toLowerCase().endsWith(':') ? scheme.toLowerCase() : `${scheme.toLowerCase()}:`;
+  if (!/^[a-z][a-z0-9+.-]*:$/.test(normalized)) throw new InvalidArgumentError('scheme', `"${scheme}" is not a URL scheme`);
+  return normalized;
 }
 
 function urlText(url: string | URL): string {
@@ -65,7 +108,15 @@ function urlText(url: string | URL): string {
   return url;
 }
 
-function isModuleNotFound(error: unknown, packageName: string): boolean {
+/** The URL without its password and query values, for messages and logs. */
+export function redactUrl(text: string): string {
+  return text.replace(/(\/\/[^/@:]*:)[^/@]*@/, '$1***@').replace(/([?&][^=&#]+=)[^&#]*/g, '$1***');
+}
+
+/** True only when the adapter package itself is missing, not one of its own dependencies. */
+function isPackageNotFound(error: unknown, packageName: string): boolean {
   const code = (error as { code?: string } | null)?.code;
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((error as Error).message).includes(packageName);
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
+  const message = String((error as Error).message);
+  return message.includes(`'${packageName}'`) || message.includes(`"${packageName}"`);
 }

@@ -5,8 +5,9 @@ import type { AcquireOptions, Capabilities } from './types.js';
 export const MAX_KEY_BYTES = 256;
 export const MAX_REASON_LENGTH = 1024;
 
-// Control characters would corrupt log lines and HTTP paths; no backend needs them.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+// Control characters (C0, DEL and C1, which includes U+0085 NEXT LINE) would corrupt log lines and
+// HTTP paths; no backend needs them.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Key rules, the same on every backend: a non-empty string of at most 256 UTF-8 bytes; no control

@@ -1,0 +1,132 @@
+import { describe, expect, test } from 'vitest';
+import { createProvider } from '../src/backend-index.js';
+import { BackendError, ErrorCode, LockAbortedError, LockLostError, LockTimeoutError, isHoldfastError } from '../src/index.js';
+import { ScriptedBackend } from './fixtures/scripted-backend.js';
+
+/** Slack for timer and scheduling jitter on a loaded 2-core machine. */
+const SLACK_MS = 250;
+
+async function timed<T>(promise: Promise<T>): Promise<{ outcome: T | unknown; ms: number; failed: boolean }> {
+  const started = performance.now();
+  try {
+    return { outcome: await promise, ms: performance.now() - started, failed: false };
+  } catch (error) {
+    return { outcome: error, ms: performance.now() - started, failed: true };
+  }
+}
+
+function setup(options: { callTimeoutMs?: number; closeTimeoutMs?: number; pollIntervalMs?: number } = {}) {
+  const backend = new ScriptedBackend();
+  const provider = createProvider(backend, { callTimeoutMs: 400, closeTimeoutMs: 400, pollIntervalMs: 20, ...options });
+  return { backend, provider };
+}
+
+describe('every backend call is bounded', () => {
+  test('tryAcquire against a backend that never answers fails with BackendError at the per-call timeout', async () => {
+    const { backend, provider } = setup();
+    backend.behaviour.tryGrant = 'hang';
+    const { outcome, ms, failed } = await timed(provider.tryAcquire('k'));
+    expect(failed).toBe(true);
+    expect(isHoldfastError(outcome, ErrorCode.Backend), String(outcome)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(390);
+    expect(ms).toBeLessThan(400 + SLACK_MS);
+    expect(backend.aborts).toEqual(['tryGrant']);
+    backend.behaviour.close = 'normal';
+    await provider.close();
+  });
+
+  test('acquire({ waitMs }) against a backend that never answers fails at the wait deadline, not the call timeout', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    backend.behaviour.tryGrant = 'hang';
+    const { outcome, ms } = await timed(provider.acquire('k', { waitMs: 300 }));
+    expect(outcome).toBeInstanceOf(BackendError);
+    expect(ms).toBeLessThan(300 + SLACK_MS);
+    await provider.close();
+  });
+
+  test("the caller's AbortSignal ends an acquire whose backend call is in flight", async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    backend.behaviour.tryGrant = 'hang';
+    const { outcome, ms } = await timed(provider.acquire('k', { signal: AbortSignal.timeout(150) }));
+    expect(outcome).toBeInstanceOf(LockAbortedError);
+    expect(ms).toBeLessThan(150 + SLACK_MS);
+    expect(backend.aborts).toEqual(['tryGrant']);
+    await provider.close();
+  });
+
+  test('a grant that lands after the caller gave up is released, leaving nothing behind', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 100 });
+    backend.behaviour.tryGrant = 'hang';
+    await expect(provider.tryAcquire('k')).rejects.toBeInstanceOf(BackendError);
+    expect(backend.heldBack).toHaveLength(1);
+    backend.heldBack[0]!();
+    await expect.poll(() => backend.holders.has('k'), { timeout: 1000, interval: 5 }).toBe(false);
+    await provider.close();
+  });
+
+  test('a waiting acquire retries backend failures until it gets the lock', async () => {
+    const { backend, provider } = setup();
+    backend.behaviour.tryGrant = 'fail';
+    backend.failuresLeft = 3;
+    const lock = await provider.acquire('k', { waitMs: 2000 });
+    expect(backend.holders.get('k')).toBeDefined();
+    expect(lock.token).toBe(1n);
+    await provider.close();
+  });
+
+  test('a waiting acquire that never reaches the backend reports the last backend error at its deadline', async () => {
+    const { backend, provider } = setup();
+    backend.behaviour.tryGrant = 'fail';
+    const { outcome, ms } = await timed(provider.acquire('k', { waitMs: 300 }));
+    expect(outcome).toBeInstanceOf(BackendError);
+    expect(String((outcome as Error).message)).toContain('ECONNREFUSED');
+    expect(ms).toBeLessThan(300 + SLACK_MS);
+    await provider.close();
+  });
+
+  test('waitMs: 0 makes one attempt and never waits; a busy key is a LockTimeoutError, not a backend failure', async () => {
+    const { provider } = setup();
+    const other = await provider.acquire('k', { waitMs: 0 });
+    const { outcome, ms } = await timed(provider.acquire('k', { waitMs: 0 }));
+    expect(outcome).toBeInstanceOf(LockTimeoutError);
+    expect(ms).toBeLessThan(SLACK_MS);
+    await other.release();
+    await provider.close();
+  });
+
+  test('a renewal that never answers ends the lock as lost by the safety deadline', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    const lock = await provider.acquire('k', { ttlMs: 300 });
+    backend.behaviour.extend = 'hang';
+    const started = performance.now();
+    const reason = await new Promise((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)));
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(performance.now() - started).toBeLessThan(300);
+    backend.behaviour.release = 'normal';
+    await provider.close();
+  });
+});
+
+describe('close() is bounded', () => {
+  test('with a backend that never answers, close() returns within closeTimeoutMs and the holder is told it lost the lock', async () => {
+    const { backend, provider } = setup({ closeTimeoutMs: 300 });
+    const lock = await provider.acquire('k');
+    backend.behaviour.release = 'hang';
+    backend.behaviour.close = 'hang';
+    const { ms } = await timed(provider.close());
+    expect(ms).toBeLessThan(300 + SLACK_MS);
+    expect(lock.signal.aborted).toBe(true);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(backend.aborts).toEqual(expect.arrayContaining(['release', 'close']));
+  });
+
+  test('a release the backend refuses reports the lock lost, not released', async () => {
+    const { backend, provider } = setup();
+    const lock = await provider.acquire('k');
+    backend.behaviour.release = 'fail';
+    await expect(lock.release()).rejects.toBeInstanceOf(BackendError);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    backend.behaviour.release = 'normal';
+    await provider.close();
+  });
+});
