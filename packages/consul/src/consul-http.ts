@@ -21,7 +21,10 @@ export interface ConsulHttpOptions {
   readonly baseUrl: string;
   readonly token?: string | undefined;
   readonly datacenter?: string | undefined;
-  /** Socket idle timeout for non-blocking calls, in ms. */
+  /**
+   * Socket idle timeout for non-blocking calls, in ms: a backstop only, every call also takes the
+   * caller's signal.
+   */
   readonly requestTimeoutMs?: number;
 }
 
@@ -48,6 +51,14 @@ export class ConsulHttpError extends Error {
   /** Network errors and 5xx: what the Go client's monitor retries. */
   get retryable(): boolean {
     return this.status === undefined || this.status >= 500;
+  }
+
+  /**
+   * A just-started agent refuses sessions until its node is in the catalog ("Missing node
+   * registration"): transient, the agent registers itself within seconds.
+   */
+  get nodeNotRegisteredYet(): boolean {
+    return this.status === 500 && /missing node registration/i.test(this.message);
   }
 }
 
@@ -93,6 +104,7 @@ export class ConsulHttp {
     return response;
   }
 
+  /** Ends every socket at once, in-flight requests included. */
   close(): void {
     this.agent.destroy();
   }
@@ -139,12 +151,4 @@ export function parseFlagSafe<T>(body: string): T {
 /** JSON.stringify that writes string `Flags` fields back as exact JSON numbers. */
 export function stringifyFlagSafe(value: unknown): string {
   return JSON.stringify(value).replace(/"Flags":"(\d+)"/g, '"Flags":$1');
-}
-
-/** Go-style duration ("15s", "1500ms", "1m") or a number of ms, to ms. */
-export function parseDurationMs(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration (e.g. 1500ms, 15s)`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms'];
-  return Math.round(Number(match[1]) * unit);
 }

@@ -1,3 +1,4 @@
+import type { GrantProof } from './ownership.js';
 import type { Monitored } from './prefix-watch.js';
 import type { RenewedSession } from './sessions.js';
 import type { SessionUser } from './session-pool.js';
@@ -10,8 +11,8 @@ import type { SessionUser } from './session-pool.js';
  */
 export type SessionKind = 'shared' | 'renewed' | 'lapsing';
 
-/** What the backend remembers about one grant it made, until it is released. */
-export class GrantState implements SessionUser, Monitored {
+/** What the backend remembers about one grant it made, until it is released or lost. */
+export class GrantState implements SessionUser, Monitored, GrantProof {
   lost = false;
 
   constructor(
@@ -23,7 +24,7 @@ export class GrantState implements SessionUser, Monitored {
     readonly kind: SessionKind,
     public sessionTtlMs: number,
     readonly renewed: RenewedSession | undefined,
-    private readonly reportLost: (detail: string, cause?: unknown) => void,
+    private readonly reportLost: (grant: GrantState, detail: string, cause?: unknown) => void,
   ) {}
 
   /** Own sessions are destroyed with the grant; the shared one outlives it. */
@@ -34,7 +35,7 @@ export class GrantState implements SessionUser, Monitored {
   readonly onLost = (detail: string, cause?: unknown): void => {
     if (this.lost) return;
     this.lost = true;
-    this.reportLost(detail, cause);
+    this.reportLost(this, detail, cause);
   };
 
   onSessionExpired(detail: string, cause?: unknown): void {

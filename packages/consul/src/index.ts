@@ -1,19 +1,28 @@
-import { createProvider, type ProviderOptions } from '@holdfast/core/backend';
-import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
+import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
 import { ConsulBackend } from './consul-backend.js';
-import { type ConsulLockOptions, optionsFromUrl, resolveOptions } from './options.js';
+import { type ConsulLockOptions, resolveOptions } from './options.js';
+import { optionsFromUrl } from './url-options.js';
 
 export { ConsulBackend } from './consul-backend.js';
 export { LOCK_FLAG, LOCK_SESSION_NAME } from './constants.js';
 export type { ConsulLockOptions } from './options.js';
 
-export function createConsulProvider(options: ConsulLockOptions & Pick<ProviderOptions, 'owner'>): LockProvider {
-  return createProvider(new ConsulBackend(resolveOptions(options)), { owner: options.owner });
+export function createConsulProvider(options: ConsulLockOptions): LockProvider {
+  const backend = new ConsulBackend(resolveOptions(options));
+  return createProvider(backend, providerOptions(options));
 }
 
 /** For `createLockProvider('consul://127.0.0.1:8500?prefix=app&lockDelay=1s')`. */
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
-  return createConsulProvider({ ...optionsFromUrl(new URL(url), options.adapter), owner: options.owner } as ConsulLockOptions);
+  const fromUrl = optionsFromUrl(url, options.adapter);
+  const settings: Record<string, unknown> = { ...fromUrl };
+  for (const name of ['owner', 'callTimeoutMs', 'closeTimeoutMs'] as const) {
+    if (options[name] === undefined) continue;
+    if (settings[name] !== undefined) throw new InvalidArgumentError(name, 'given both in the URL and in the options');
+    settings[name] = options[name];
+  }
+  return createConsulProvider(settings as unknown as ConsulLockOptions);
 }
 export { ConsulSemaphore, type ConsulSemaphoreOptions, type SemaphoreSlot } from './semaphore.js';
 export { SEMAPHORE_FLAG } from './constants.js';

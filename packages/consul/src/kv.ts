@@ -22,8 +22,8 @@ export function encodePath(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
 
-export async function readKey(http: ConsulHttp, key: string, consistent = false): Promise<KvRead> {
-  const response = await http.call('GET', `/v1/kv/${encodePath(key)}`, { consistent }, { accept: [200, 404] });
+export async function readKey(http: ConsulHttp, key: string, consistent = false, signal?: AbortSignal): Promise<KvRead> {
+  const response = await http.call('GET', `/v1/kv/${encodePath(key)}`, { consistent }, { accept: [200, 404], signal });
   if (response.status === 404) return { entry: null, index: response.index };
   const [entry] = parseFlagSafe<KvEntry[]>(response.body);
   return { entry: entry ?? null, index: response.index };
@@ -69,9 +69,9 @@ export type TxnResult = { ok: true; entries: KvEntry[] } | { ok: false; errors: 
  * An atomic Consul transaction of KV operations. 409 = rolled back (a check or lock failed, or a
  * lock-delay is in force): returned, not thrown.
  */
-export async function transact(http: ConsulHttp, ops: readonly TxnKvOp[]): Promise<TxnResult> {
+export async function transact(http: ConsulHttp, ops: readonly TxnKvOp[], signal?: AbortSignal): Promise<TxnResult> {
   const body = stringifyFlagSafe(ops.map((op) => ({ KV: op })));
-  const response = await http.call('PUT', '/v1/txn', {}, { body, accept: [200, 409] });
+  const response = await http.call('PUT', '/v1/txn', {}, { body, accept: [200, 409], signal });
   const parsed = parseFlagSafe<{ Results: { KV: KvEntry }[] | null; Errors: { What: string }[] | null }>(response.body);
   if (response.status === 409) return { ok: false, errors: (parsed.Errors ?? []).map((error) => error.What) };
   return { ok: true, entries: (parsed.Results ?? []).map((result) => result.KV) };

@@ -1,6 +1,10 @@
 import { InvalidArgumentError } from '@holdfast/core';
-import { parseDurationMs } from './consul-http.js';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
+
+/** Core's default per-call bound; the adapter's background calls (renewals, clean-ups) use it too. */
+const DEFAULT_CALL_TIMEOUT_MS = 5_000;
+/** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
+const MAX_LOCK_DELAY_MS = 60_000;
 
 export interface ConsulLockOptions {
   /** Agent HTTP address, e.g. http://127.0.0.1:8500. */
@@ -20,6 +24,10 @@ export interface ConsulLockOptions {
   readonly sessionMode?: 'shared' | 'per-lock';
   /** Provider identity shown as lock owner. */
   readonly owner?: string;
+  /** Longest time one call to Consul may take, in ms (default 5000); also bounds renewals and clean-ups. */
+  readonly callTimeoutMs?: number;
+  /** Longest time close() takes, in ms (default 5000). */
+  readonly closeTimeoutMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -32,60 +40,68 @@ export interface ResolvedOptions {
   readonly monitorRetries: number;
   readonly monitorRetryMs: number;
   readonly sessionMode: 'shared' | 'per-lock';
+  readonly callTimeoutMs: number;
 }
 
+const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
+  'address', 'prefix', 'token', 'datacenter', 'lockDelayMs', 'lockDelayRetryMs', 'monitorRetries',
+  'monitorRetryMs', 'sessionMode', 'owner', 'callTimeoutMs', 'closeTimeoutMs',
+];
+
+/** Checks every option (InvalidArgumentError on the first bad one) before anything talks to Consul. */
 export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
-  const lockDelayMs = options.lockDelayMs ?? DEFAULT_LOCK_DELAY_MS;
-  if (!Number.isInteger(lockDelayMs) || lockDelayMs < 0 || lockDelayMs > 60_000) {
-    throw new InvalidArgumentError('lockDelay', `expected 0..60 s, got ${lockDelayMs} ms`);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(name as keyof ConsulLockOptions)) throw new InvalidArgumentError(name, `unknown Consul option (known: ${OPTION_NAMES.join(', ')})`);
   }
-  const prefix = (options.prefix ?? 'holdfast').replace(/^\/+|\/+$/g, '');
+  const address = checkAddress(options.address);
+  const lockDelayMs = wholeMs('lockDelayMs', options.lockDelayMs, 0, MAX_LOCK_DELAY_MS) ?? DEFAULT_LOCK_DELAY_MS;
+  const prefixText = optionalString('prefix', options.prefix) ?? 'holdfast';
+  const prefix = prefixText.replace(/^\/+|\/+$/g, '');
   if (prefix === '') throw new InvalidArgumentError('prefix', 'must not be empty (locks are watched under it)');
+  const sessionMode = options.sessionMode ?? 'shared';
+  if (sessionMode !== 'shared' && sessionMode !== 'per-lock') {
+    throw new InvalidArgumentError('sessionMode', `expected "shared" or "per-lock", got ${JSON.stringify(sessionMode)}`);
+  }
+  wholeMs('closeTimeoutMs', options.closeTimeoutMs, 1, Number.MAX_SAFE_INTEGER);
+  optionalString('owner', options.owner);
   return {
-    address: options.address,
+    address,
     prefix,
-    token: options.token,
-    datacenter: options.datacenter,
+    token: optionalString('token', options.token),
+    datacenter: optionalString('datacenter', options.datacenter),
     lockDelayMs,
-    lockDelayRetryMs: options.lockDelayRetryMs ?? Math.max(100, Math.min(DEFAULT_LOCK_DELAY_RETRY_MS, lockDelayMs)),
-    monitorRetries: options.monitorRetries ?? DEFAULT_MONITOR_RETRIES,
-    monitorRetryMs: options.monitorRetryMs ?? DEFAULT_MONITOR_RETRY_MS,
-    sessionMode: options.sessionMode ?? 'shared',
+    lockDelayRetryMs: wholeMs('lockDelayRetryMs', options.lockDelayRetryMs, 1, MAX_LOCK_DELAY_MS) ?? Math.max(100, Math.min(DEFAULT_LOCK_DELAY_RETRY_MS, lockDelayMs)),
+    monitorRetries: wholeMs('monitorRetries', options.monitorRetries, 0, 1_000) ?? DEFAULT_MONITOR_RETRIES,
+    monitorRetryMs: wholeMs('monitorRetryMs', options.monitorRetryMs, 1, 3_600_000) ?? DEFAULT_MONITOR_RETRY_MS,
+    sessionMode,
+    callTimeoutMs: wholeMs('callTimeoutMs', options.callTimeoutMs, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_CALL_TIMEOUT_MS,
   };
 }
 
-/**
- * consul://host:port[/prefix]?prefix=&lockDelay=1s&lockDelayRetry=&monitorRetries=&monitorRetryTime=
- * &session=shared|per-lock&token=&dc=&tls=true
- */
-export function optionsFromUrl(url: URL, adapter: Readonly<Record<string, unknown>> = {}): ConsulLockOptions {
-  const q = url.searchParams;
-  const scheme = q.get('tls') === 'true' ? 'https' : 'http';
-  const host = url.host || '127.0.0.1:8500';
-  const pathPrefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''));
-  const duration = (name: string): number | undefined => {
-    const text = q.get(name);
-    if (text === null) return undefined;
-    try {
-      return parseDurationMs(text);
-    } catch (error) {
-      throw new InvalidArgumentError(name, (error as Error).message);
-    }
-  };
-  const session = q.get('session');
-  if (session !== null && session !== 'shared' && session !== 'per-lock') {
-    throw new InvalidArgumentError('session', `expected "shared" or "per-lock", got "${session}"`);
+function checkAddress(address: unknown): string {
+  if (typeof address !== 'string') throw new InvalidArgumentError('address', 'expected the agent URL, e.g. http://127.0.0.1:8500');
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    throw new InvalidArgumentError('address', `"${address}" is not a URL (e.g. http://127.0.0.1:8500)`);
   }
-  const retries = q.get('monitorRetries');
-  return {
-    address: `${scheme}://${host}`,
-    prefix: q.get('prefix') ?? (pathPrefix || undefined),
-    token: q.get('token') ?? (typeof adapter['token'] === 'string' ? adapter['token'] : undefined),
-    datacenter: q.get('dc') ?? undefined,
-    lockDelayMs: duration('lockDelay'),
-    lockDelayRetryMs: duration('lockDelayRetry'),
-    monitorRetries: retries === null ? undefined : Number.parseInt(retries, 10),
-    monitorRetryMs: duration('monitorRetryTime'),
-    sessionMode: session ?? undefined,
-  } as ConsulLockOptions;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('address', `expected http: or https:, got ${url.protocol}`);
+  return address;
+}
+
+/** An integer in [min, max], or undefined when not given. */
+function wholeMs(name: string, value: unknown, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(name, `expected a whole number in ${min}..${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function optionalString(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(name, `expected a non-empty string, got ${JSON.stringify(value)}`);
+  return value;
 }

@@ -1,11 +1,10 @@
 import { sleep } from '@holdfast/core/backend';
 import { ConsulHttpError, type ConsulHttp } from './consul-http.js';
 import { type KvEntry, readPrefixBlocking } from './kv.js';
+import { type GrantProof, provesGrant } from './ownership.js';
 
 /** A held lock the watch monitors, like the Go client's monitorLock. */
-export interface Monitored {
-  readonly consulKey: string;
-  readonly session: string;
+export interface Monitored extends GrantProof {
   /** The grant's ModifyIndex: snapshots older than this do not know about the grant yet. */
   readonly token: bigint;
   readonly onLost: (detail: string, cause?: unknown) => void;
@@ -33,7 +32,11 @@ export interface WatchRetryPolicy {
  * something is monitored or waiting.
  */
 export class PrefixWatch {
-  private readonly monitored = new Set<Monitored>();
+  /** Held locks -> number of reads started before monitoring began: later reads know the grant. */
+  private readonly monitored = new Map<Monitored, number>();
+  private readsStarted = 0;
+  /** The highest index any snapshot had: a lower one means the server's state was reset. */
+  private highestIndex = 0n;
   private readonly waiters = new Set<Waiter>();
   private running: AbortController | undefined;
   private index = 0n;
@@ -43,10 +46,12 @@ export class PrefixWatch {
     private readonly http: ConsulHttp,
     private readonly prefix: string,
     private readonly retry: WatchRetryPolicy,
+    /** Sees every snapshot's entries, after held locks and waiters were checked. */
+    private readonly onSnapshot: (entries: readonly KvEntry[]) => void = () => undefined,
   ) {}
 
   monitor(entry: Monitored): void {
-    this.monitored.add(entry);
+    this.monitored.set(entry, this.readsStarted);
     this.ensureRunning();
   }
 
@@ -101,11 +106,14 @@ export class PrefixWatch {
     let retriesLeft = this.retry.retries;
     while (!signal.aborted && !this.idle) {
       try {
+        const readNumber = ++this.readsStarted;
         const snapshot = await readPrefixBlocking(this.http, `${this.prefix}/`, this.index, signal);
         // A smaller index means the state was reset (restore, new leader without data): start over.
         this.index = snapshot.index < this.index ? 0n : snapshot.index;
+        const reset = snapshot.index < this.highestIndex ? `Consul's index went back from ${this.highestIndex} to ${snapshot.index}: its state was reset (restart without data?)` : undefined;
+        if (snapshot.index > this.highestIndex || reset) this.highestIndex = snapshot.index;
         retriesLeft = this.retry.retries;
-        this.apply(snapshot.entries, snapshot.index);
+        this.apply(snapshot.entries, snapshot.index, readNumber, reset);
       } catch (error) {
         if (signal.aborted) return;
         const retryable = !(error instanceof ConsulHttpError) || error.retryable;
@@ -123,20 +131,33 @@ export class PrefixWatch {
     }
   }
 
-  private apply(entries: KvEntry[], index: bigint): void {
+  /**
+   * A snapshot speaks for a held lock if its read started after the grant was made (consistent reads
+   * are linearizable), or if its index covers the grant's write. Not "index >= token" alone: after a
+   * reset the server's indexes start again below every token it gave before.
+   */
+  private apply(entries: KvEntry[], index: bigint, readNumber: number, reset: string | undefined): void {
     const byKey = new Map<string, KvEntry>();
     for (const entry of entries) byKey.set(entry.Key, entry);
-    for (const held of [...this.monitored]) {
-      if (held.token > index) continue;
+    for (const [held, since] of [...this.monitored]) {
+      if (readNumber <= since && held.token > index) continue;
       const entry = byKey.get(held.consulKey);
-      if (!entry) this.lose(held, 'the key was deleted');
-      else if (entry.Session !== held.session) this.lose(held, entry.Session ? 'the key is held by another session' : 'the key was released (session invalidated or released externally)');
+      if (provesGrant(entry, held)) continue;
+      const what = !entry
+        ? 'the key was deleted'
+        : entry.Session === held.session
+          ? 'the key was taken again or overwritten (a newer grant or write on the same session)'
+          : entry.Session
+            ? 'the key is held by another session'
+            : 'the key was released (session invalidated or released externally)';
+      this.lose(held, reset ? `${what}; ${reset}` : what);
     }
     for (const waiter of [...this.waiters]) {
       if (index < waiter.busySince) continue;
       const entry = byKey.get(waiter.consulKey);
       if (!entry || !entry.Session) waiter.wake();
     }
+    this.onSnapshot(entries);
   }
 
   private lose(held: Monitored, detail: string, cause?: unknown): void {
@@ -146,7 +167,7 @@ export class PrefixWatch {
 
   /** The monitor gave up: like the Go client, every monitored lock is then lost. */
   private loseAll(error: unknown): void {
-    for (const held of [...this.monitored]) this.lose(held, 'the lock monitor failed', error);
+    for (const held of [...this.monitored.keys()]) this.lose(held, 'the lock monitor failed', error);
   }
 
   private wakeAll(): void {

@@ -13,6 +13,9 @@ import { ConsulHttp, ConsulHttpError } from './consul-http.js';
 import { encodePath, type KvEntry, readKey, readPrefixBlocking } from './kv.js';
 import { createSession, RenewedSession } from './sessions.js';
 
+/** Bound of one session call (create, renew, destroy) of a slot. */
+const SEMAPHORE_CALL_TIMEOUT_MS = 10_000;
+
 /**
  * A counting semaphore with Consul's own protocol (`api/semaphore.go`, `consul lock -n N`): up to
  * `limit` holders at once. Core has no semaphore interface yet, so this is this package's own API.
@@ -93,8 +96,8 @@ export class ConsulSemaphore {
     let slot: Slot | undefined;
     try {
       const createdAt = Date.now();
-      const id = await createSession(this.http, { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' });
-      session = new RenewedSession(this.http, id, ttlMs, createdAt, (detail, cause) => slot?.lose(detail, cause));
+      const id = await createSession(this.http, { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' }, anySignal(signal, this.closing.signal, AbortSignal.timeout(SEMAPHORE_CALL_TIMEOUT_MS)));
+      session = new RenewedSession(this.http, id, ttlMs, createdAt, SEMAPHORE_CALL_TIMEOUT_MS, (detail, cause) => slot?.lose(detail, cause));
       await this.enterContender(id);
       if (!(await this.claim(id, deadline, signal))) {
         await session.stop({ destroy: true });

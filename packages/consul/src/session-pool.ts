@@ -1,5 +1,6 @@
 import { type ConsulHttp } from './consul-http.js';
 import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
+import { raceSignal } from './signals.js';
 import { createSession, destroySession, RenewedSession } from './sessions.js';
 
 /**
@@ -19,39 +20,63 @@ export interface SessionUser {
 /**
  * The provider's shared sessions: one renewed session per session TTL (normally exactly one), used by
  * every auto-renewed lock, so holding N locks costs one renew per TTL/2, not N.
+ *
+ * A session can be retired: it takes no new users, and is destroyed (no longer renewed) once its last
+ * user leaves. An acquire whose answer never came retires its session, so that a lock write that
+ * lands late is not kept alive by the renewals of a session everyone else still uses.
  */
 export class SharedSessions {
-  private readonly byTtl = new Map<number, Promise<RenewedSession>>();
+  /** The session new users get, per session TTL; `session` is set once the create succeeded. */
+  private readonly byTtl = new Map<number, { promise: Promise<RenewedSession>; session?: RenewedSession }>();
+  private readonly live = new Map<string, RenewedSession>();
   private readonly users = new Map<string, Set<SessionUser>>();
+  private readonly retired = new Set<string>();
   private closed = false;
 
   constructor(
     private readonly http: ConsulHttp,
     private readonly lockDelayMs: number,
+    private readonly callTimeoutMs: number,
   ) {}
 
-  /** The live shared session for this session TTL, created on first use. */
-  get(sessionTtlMs: number): Promise<RenewedSession> {
+  /**
+   * The live shared session for this session TTL, created on first use. The creation is shared by
+   * concurrent callers and bounded by the call timeout; each caller stops waiting when its signal aborts.
+   */
+  get(sessionTtlMs: number, signal: AbortSignal): Promise<RenewedSession> {
     if (this.closed) return Promise.reject(new Error('the session pool is closed'));
-    let session = this.byTtl.get(sessionTtlMs);
-    if (!session) {
-      session = this.create(sessionTtlMs);
-      this.byTtl.set(sessionTtlMs, session);
-      // A failed create must not be cached: the next acquire tries again.
-      session.catch(() => this.byTtl.get(sessionTtlMs) === session && this.byTtl.delete(sessionTtlMs));
+    let current = this.byTtl.get(sessionTtlMs);
+    if (!current) {
+      const slot: { promise: Promise<RenewedSession>; session?: RenewedSession } = { promise: this.create(sessionTtlMs) };
+      this.byTtl.set(sessionTtlMs, (current = slot));
+      slot.promise.then(
+        (session) => (slot.session = session),
+        // A failed create must not be cached: the next acquire tries again.
+        () => this.byTtl.get(sessionTtlMs) === slot && this.byTtl.delete(sessionTtlMs),
+      );
     }
-    return session;
+    return raceSignal(current.promise, signal);
+  }
+
+  /** Whether `id` is one of our shared sessions still alive (retired ones included). */
+  has(id: string): boolean {
+    return this.live.has(id);
   }
 
   /** Forget a session Consul says is gone, so the next acquire creates a fresh one. */
   discard(id: string): void {
-    for (const [ttl, promise] of this.byTtl) {
-      void promise.then((session) => {
-        if (session.id !== id || this.byTtl.get(ttl) !== promise) return;
-        this.byTtl.delete(ttl);
-        void session.stop({ destroy: false });
-      }, () => undefined);
-    }
+    this.unlist(id);
+    void this.live.get(id)?.stop({ destroy: false });
+    this.live.delete(id);
+    this.retired.delete(id);
+  }
+
+  /** No new users for this session; destroyed once the last one leaves. */
+  retire(id: string): void {
+    if (!this.live.has(id)) return;
+    this.unlist(id);
+    this.retired.add(id);
+    this.destroyIfUnused(id);
   }
 
   attach(user: SessionUser): void {
@@ -62,24 +87,49 @@ export class SharedSessions {
 
   detach(user: SessionUser): void {
     this.users.get(user.session)?.delete(user);
+    this.destroyIfUnused(user.session);
   }
 
-  async close(): Promise<void> {
+  /** Destroys every session (each destroy bounded by `signal`). */
+  async close(signal: AbortSignal): Promise<void> {
     this.closed = true;
-    const sessions = await Promise.allSettled(this.byTtl.values());
+    await Promise.allSettled([...this.byTtl.values()].map((slot) => slot.promise));
     this.byTtl.clear();
-    await Promise.all(sessions.map((s) => (s.status === 'fulfilled' ? s.value.stop({ destroy: true }) : undefined)));
+    const sessions = [...this.live.values()];
+    this.live.clear();
+    await Promise.all(sessions.map((session) => session.stop({ destroy: true, signal })));
   }
 
-  private async create(sessionTtlMs: number): Promise<RenewedSession> {
-    const createdAt = Date.now();
-    const id = await createSession(this.http, { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs });
-    return new RenewedSession(this.http, id, sessionTtlMs, createdAt, (detail, cause) => {
-      this.discard(id);
-      void destroySession(this.http, id).catch(() => undefined);
-      const users = this.users.get(id);
-      this.users.delete(id);
-      for (const user of users ?? []) user.onSessionExpired(detail, cause);
-    });
+  private unlist(id: string): void {
+    for (const [ttl, slot] of this.byTtl) if (slot.session?.id === id) this.byTtl.delete(ttl);
+  }
+
+  private destroyIfUnused(id: string): void {
+    if (!this.retired.has(id) || (this.users.get(id)?.size ?? 0) > 0) return;
+    const session = this.live.get(id);
+    this.retired.delete(id);
+    this.live.delete(id);
+    this.users.delete(id);
+    void session?.stop({ destroy: true });
+  }
+
+  private create(sessionTtlMs: number): Promise<RenewedSession> {
+    return (async () => {
+      const createdAt = Date.now();
+      const id = await createSession(this.http, { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs }, AbortSignal.timeout(this.callTimeoutMs));
+      const session = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
+        this.discard(id);
+        void destroySession(this.http, id, AbortSignal.timeout(this.callTimeoutMs)).catch(() => undefined);
+        const users = this.users.get(id);
+        this.users.delete(id);
+        for (const user of users ?? []) user.onSessionExpired(detail, cause);
+      });
+      if (this.closed) {
+        void session.stop({ destroy: true });
+        throw new Error('the session pool is closed');
+      }
+      this.live.set(id, session);
+      return session;
+    })();
   }
 }

@@ -1,37 +1,55 @@
-import { type ConsulHttp, ConsulHttpError, parseDurationMs } from './consul-http.js';
+import { parseDuration } from '@holdfast/core';
+import { sleep } from '@holdfast/core/backend';
+import { type ConsulHttp, ConsulHttpError } from './consul-http.js';
 import { LOCK_SESSION_NAME, RENEW_RETRY_MS } from './constants.js';
+
+/** Pause between session creates refused because the agent's node is not registered yet. */
+const NODE_REGISTRATION_RETRY_MS = 100;
 
 export interface SessionSpec {
   readonly ttlMs: number;
   /** Omitted: the server's default (15 s), as the Go semaphore does. */
   readonly lockDelayMs?: number;
   readonly name?: string;
-  /** 'release' (locks) or 'delete' (semaphore contender entries). */
+  /** 'release' (locks) or 'delete' (semaphore contender entries, lapsing locks). */
   readonly behavior?: 'release' | 'delete';
 }
 
-/** PUT /v1/session/create; returns the session id. */
-export async function createSession(http: ConsulHttp, spec: SessionSpec): Promise<string> {
+/**
+ * PUT /v1/session/create; returns the session id. A just-started agent answers "Missing node
+ * registration" until its node is in the catalog: retried until `signal` aborts.
+ */
+export async function createSession(http: ConsulHttp, spec: SessionSpec, signal?: AbortSignal): Promise<string> {
   const body = JSON.stringify({
     Name: spec.name ?? LOCK_SESSION_NAME,
     TTL: `${spec.ttlMs}ms`,
     LockDelay: spec.lockDelayMs === undefined ? undefined : `${spec.lockDelayMs}ms`,
     Behavior: spec.behavior ?? 'release',
   });
-  const response = await http.call('PUT', '/v1/session/create', {}, { body });
-  return (JSON.parse(response.body) as { ID: string }).ID;
+  for (;;) {
+    try {
+      const response = await http.call('PUT', '/v1/session/create', {}, { body, signal });
+      return (JSON.parse(response.body) as { ID: string }).ID;
+    } catch (error) {
+      if (!(error instanceof ConsulHttpError) || !error.nodeNotRegisteredYet || !signal) throw error;
+      // Without a signal there is no bound to retry within; with one, its abort ends the wait.
+      await sleep(NODE_REGISTRATION_RETRY_MS, signal).catch(() => {
+        throw error;
+      });
+    }
+  }
 }
 
 /** The server's TTL for the session in ms, or undefined when the session is gone (404). */
-export async function renewSession(http: ConsulHttp, id: string): Promise<number | undefined> {
-  const response = await http.call('PUT', `/v1/session/renew/${id}`, {}, { accept: [200, 404] });
+export async function renewSession(http: ConsulHttp, id: string, signal?: AbortSignal): Promise<number | undefined> {
+  const response = await http.call('PUT', `/v1/session/renew/${id}`, {}, { accept: [200, 404], signal });
   if (response.status === 404) return undefined;
   const [session] = JSON.parse(response.body) as { TTL?: string }[];
-  return session?.TTL ? parseDurationMs(session.TTL) : undefined;
+  return session?.TTL ? parseDuration(session.TTL, 'session TTL') : undefined;
 }
 
-export async function destroySession(http: ConsulHttp, id: string): Promise<void> {
-  await http.call('PUT', `/v1/session/destroy/${id}`);
+export async function destroySession(http: ConsulHttp, id: string, signal?: AbortSignal): Promise<void> {
+  await http.call('PUT', `/v1/session/destroy/${id}`, {}, { signal });
 }
 
 export interface SessionInfo {
@@ -44,8 +62,8 @@ export interface SessionInfo {
   readonly CreateIndex: number;
 }
 
-export async function sessionInfo(http: ConsulHttp, id: string): Promise<SessionInfo | null> {
-  const response = await http.call('GET', `/v1/session/info/${id}`, {}, { accept: [200, 404] });
+export async function sessionInfo(http: ConsulHttp, id: string, signal?: AbortSignal): Promise<SessionInfo | null> {
+  const response = await http.call('GET', `/v1/session/info/${id}`, {}, { accept: [200, 404], signal });
   if (response.status === 404) return null;
   const [info] = JSON.parse(response.body) as SessionInfo[];
   return info ?? null;
@@ -54,7 +72,8 @@ export async function sessionInfo(http: ConsulHttp, id: string): Promise<Session
 /**
  * A session renewed the Go client's way (RenewPeriodic): every TTL/2; after an error, every second;
  * given up once a whole TTL passed without a success, or at once on 404. Adopts the server's TTL.
- * `onExpired` runs once, when the session must be presumed gone.
+ * `onExpired` runs once, when the session must be presumed gone. Each renew is bounded by
+ * `callTimeoutMs`, so a hung agent cannot hold a renewal past the point where the session is given up.
  */
 export class RenewedSession {
   private timer: NodeJS.Timeout | undefined;
@@ -62,12 +81,14 @@ export class RenewedSession {
   private ttlMs: number;
   private stopped = false;
   private inFlight: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly http: ConsulHttp,
     readonly id: string,
     ttlMs: number,
     createdAt: number,
+    private readonly callTimeoutMs: number,
     private readonly onExpired: (detail: string, cause?: unknown) => void,
   ) {
     this.ttlMs = ttlMs;
@@ -79,12 +100,16 @@ export class RenewedSession {
     return !this.stopped;
   }
 
-  /** Stops renewing; destroys the session unless `keep`. Never throws. */
-  async stop(options: { destroy: boolean }): Promise<void> {
+  /** Stops renewing (an in-flight renew is abandoned); destroys the session if asked. Never throws. */
+  async stop(options: { destroy: boolean; signal?: AbortSignal }): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.stopping.abort();
     await this.inFlight;
-    if (options.destroy) await destroySession(this.http, this.id).catch(() => undefined);
+    if (options.destroy) {
+      const signal = options.signal ?? AbortSignal.timeout(this.callTimeoutMs);
+      await destroySession(this.http, this.id, signal).catch(() => undefined);
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -96,8 +121,9 @@ export class RenewedSession {
 
   private async renew(): Promise<void> {
     const sentAt = Date.now();
+    const bound = Math.max(1, Math.min(this.callTimeoutMs, this.lastSuccess + this.ttlMs - sentAt));
     try {
-      const ttl = await renewSession(this.http, this.id);
+      const ttl = await renewSession(this.http, this.id, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(bound)]));
       if (this.stopped) return;
       if (ttl === undefined) return this.expire('its Consul session was invalidated (renew: 404)');
       this.ttlMs = ttl;
@@ -107,7 +133,7 @@ export class RenewedSession {
       if (this.stopped) return;
       if (error instanceof ConsulHttpError && !error.retryable) return this.expire('session renewal was refused', error);
       if (Date.now() - this.lastSuccess >= this.ttlMs) return this.expire('session renewal failed for a whole TTL', error);
-      this.schedule(Math.min(RENEW_RETRY_MS, this.lastSuccess + this.ttlMs - Date.now()));
+      this.schedule(Math.max(0, Math.min(RENEW_RETRY_MS, this.lastSuccess + this.ttlMs - Date.now())));
     }
   }
 

@@ -1,0 +1,26 @@
+import { decodeValue, isLockEntry, type KvEntry } from './kv.js';
+import { decodeLockValue } from './lock-value.js';
+
+/** What identifies one grant on the server: the key, the session that took it, the ModifyIndex it got, and its lockId. */
+export interface GrantProof {
+  readonly consulKey: string;
+  readonly session: string;
+  /** The key's ModifyIndex as we left it; undefined for an attempt whose answer never came. */
+  readonly token: bigint | undefined;
+  readonly lockId: string;
+}
+
+/** The lockId Holdfast wrote into the key's value, if it is a Holdfast value. */
+export function lockIdOf(entry: KvEntry): string | undefined {
+  return decodeLockValue(decodeValue(entry))?.lockId;
+}
+
+/**
+ * Whether `entry` is exactly this grant. The session alone proves nothing: the provider's shared
+ * session may hold the same key again for a newer grant. The ModifyIndex (unique per write) or the
+ * grant's lockId in the value tells that grant from a later one.
+ */
+export function provesGrant(entry: KvEntry | null | undefined, grant: GrantProof): boolean {
+  if (!entry || !isLockEntry(entry) || entry.Session !== grant.session) return false;
+  return (grant.token !== undefined && BigInt(entry.ModifyIndex) === grant.token) || lockIdOf(entry) === grant.lockId;
+}
