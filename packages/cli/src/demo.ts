@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ErrorCode, configuredUrl, type LockProvider, createLockProvider, isHoldfastError } from '@holdfast/core';
+import { ErrorCode, type LockProvider, isHoldfastError, redactUrl } from '@holdfast/core';
+import { backendUrl, openProvider } from './backends.js';
 import { FencedStore } from './fenced-store.js';
 import { parsingFlags, positiveIntegerFlag } from './options.js';
 import { formatMs, percentile, table } from './stats.js';
@@ -30,7 +31,8 @@ export async function demo(args: string[]): Promise<number> {
     seconds: { type: 'string' },
   } }),
   );
-  const url = values.backend ?? configuredUrl();
+  // A demo of contention inside one process: the in-process backend is its natural default.
+  const url = backendUrl(values.backend, 'memory:');
   const workers = positiveIntegerFlag(values.workers, 'workers', 8);
   const keyCount = positiveIntegerFlag(values.keys, 'keys', 4);
   const seconds = positiveIntegerFlag(values.seconds, 'seconds', 5);
@@ -40,12 +42,12 @@ export async function demo(args: string[]): Promise<number> {
   const store = new FencedStore();
   const violations: string[] = [];
   const providers: LockProvider[] = [];
-  for (let i = 0; i < workers; i++) providers.push(await createLockProvider(url, { owner: `demo-worker-${i}` }));
+  for (let i = 0; i < workers; i++) providers.push(await openProvider(url, `demo-worker-${i}`));
 
   const started = performance.now();
   const endAt = started + seconds * 1000;
   const progress = startProgress(stats, started, seconds);
-  console.log(`holdfast demo: ${workers} workers, ${keyCount} keys, ${seconds}s on ${providers[0]!.backend} (${url})`);
+  console.log(`holdfast demo: ${workers} workers, ${keyCount} keys, ${seconds}s on ${providers[0]!.backend} (${redactUrl(url)})`);
   try {
     await Promise.all(
       providers.map(async (provider) => {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createLockProvider, type LockInfo } from '@holdfast/core';
+import type { LockInfo } from '@holdfast/core';
+import { backendUrl, openProvider } from './backends.js';
 import { parsingFlags } from './options.js';
 import { UsageError } from './usage.js';
 
@@ -10,7 +11,7 @@ export async function inspect(args: string[]): Promise<number> {
   );
   const [key, ...extra] = positionals;
   if (!key || extra.length > 0) throw new UsageError('inspect takes exactly one key');
-  const provider = await createLockProvider(values.backend);
+  const provider = await openProvider(backendUrl(values.backend));
   try {
     const info = await provider.inspect(key);
     console.log(values.json ? JSON.stringify(info && toJson(info), null, 2) : describe(key, info));

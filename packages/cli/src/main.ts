@@ -1,31 +1,42 @@
-import { isHoldfastError } from '@holdfast/core';
+import { redactUrl } from '@holdfast/core';
 import { demo } from './demo.js';
 import { inspect } from './inspect.js';
 import { run } from './run.js';
-import { EXIT, USAGE, UsageError } from './usage.js';
+import { COMMAND_HELP } from './command-help.js';
+import { EXIT, USAGE, UsageError, exitCodeFor } from './usage.js';
+import { VERSION } from './version.js';
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect };
 
-/** Runs the CLI and returns its exit code. */
+/** Runs the CLI and returns its exit code. Errors are one line on stderr, never a stack trace. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(USAGE);
-    return name === undefined ? EXIT.usage : 0;
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === '--version' || name === '-V') {
+    console.log(VERSION);
+    return EXIT.ok;
   }
   const command = COMMANDS[name];
   try {
     if (!command) throw new UsageError(`unknown command "${name}"`);
+    if (wantsHelp(args)) {
+      console.log(COMMAND_HELP[name]);
+      return EXIT.ok;
+    }
     return await command(args);
   } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`holdfast: ${error.message}\n\n${USAGE}`);
-      return EXIT.usage;
-    }
-    if (isHoldfastError(error)) {
-      console.error(`holdfast: ${error.message}`);
-      return EXIT.backendFailed;
-    }
-    throw error;
+    const code = exitCodeFor(error);
+    const message = redactUrl(error instanceof Error ? error.message : String(error));
+    console.error(code === EXIT.usage ? `holdfast: ${message}\n\n${USAGE}` : `holdfast: ${message}`);
+    return code;
   }
+}
+
+/** `--help` before the `--` that starts a command's own arguments. */
+function wantsHelp(args: string[]): boolean {
+  const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  return own.includes('--help') || own.includes('-h');
 }

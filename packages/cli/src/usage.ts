@@ -1,19 +1,53 @@
+import { ErrorCode, isHoldfastError } from '@holdfast/core';
+
 export const USAGE = `holdfast: distributed locks from the command line
 
 usage:
-  holdfast demo    [--backend URL] [--workers N] [--keys K] [--seconds S]
   holdfast run     [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT] <key> -- <command...>
   holdfast inspect [--backend URL] [--json] <key>
+  holdfast demo    [--backend URL] [--workers N] [--keys K] [--seconds S]
+  holdfast --version | holdfast <command> --help
 
-  --backend URL   memory: (default, or $HOLDFAST_URL), redis://..., consul://..., mongodb://...
-  durations (D)   500ms, 15s, 2m
+  --backend URL   redis://..., consul://..., mongodb://..., or memory: (this process only);
+                  default $HOLDFAST_URL. run and inspect need one; demo defaults to memory:
+  durations (D)   500ms, 15s, 2m, 1h
 
 exit codes:
-  run:  the command's own code; ${'75'} when the lock could not be had in time; 69 when the backend failed
-  all:  2 for bad usage; demo: 1 when any mutual-exclusion or fencing violation was seen
+  0   success (run: the command's own code, 128 + signal number if it was killed)
+  1   demo saw a mutual-exclusion or fencing violation
+  2   bad usage: unknown flag, bad duration, bad key, bad or missing backend URL
+  69  the backend failed or is unreachable
+  70  internal error (a bug: please report it)
+  75  run: the lock stayed held elsewhere past --wait
+  76  run: the lock was lost while the command ran (the command was stopped)
 `;
 
-export const EXIT = { usage: 2, violation: 1, lockUnavailable: 75, backendFailed: 69 } as const;
+/** One exit-code table for every command. */
+export const EXIT = {
+  ok: 0,
+  violation: 1,
+  usage: 2,
+  backendFailed: 69,
+  internal: 70,
+  lockUnavailable: 75,
+  lockLost: 76,
+} as const;
 
 /** A command-line mistake: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
+
+/** The exit code for an error that ended a command. */
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof UsageError) return EXIT.usage;
+  if (!isHoldfastError(error)) return EXIT.internal;
+  switch (error.code) {
+    case ErrorCode.InvalidArgument:
+      return EXIT.usage;
+    case ErrorCode.Timeout:
+      return EXIT.lockUnavailable;
+    case ErrorCode.Lost:
+      return EXIT.lockLost;
+    default:
+      return EXIT.backendFailed;
+  }
+}

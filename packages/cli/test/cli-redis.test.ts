@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
 
-const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/holdfast.js', import.meta.url));
 const redis = await useBackend('redis');
 const scratch = mkdtempSync(join(tmpdir(), 'holdfast-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
