@@ -6,7 +6,7 @@ import type { LockProvider } from './types.js';
 export const LOCK_PROVIDER = new Token<LockProvider>('holdfast.LockProvider');
 
 /**
- * Creates the provider from `url` (default `HOLDFAST_URL`, then `memory:`) and registers it, so
+ * Creates the provider from `url` (default `HOLDFAST_URL`; neither is an InvalidArgumentError) and registers it, so
  * services receive a LockProvider by injection and import nothing but core.
  */
 export async function registerLockProvider(url?: string, options?: CreateLockProviderOptions): Promise<LockProvider> {

@@ -1,5 +1,5 @@
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
-import { createProvider } from '@holdfast/core/backend';
+import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
 
@@ -10,6 +10,8 @@ export interface MemoryProviderOptions {
   /** The store shared by providers that should see each other's locks. Default: the process-wide store. */
   readonly store?: MemoryStore;
   readonly owner?: string;
+  readonly callTimeoutMs?: number;
+  readonly closeTimeoutMs?: number;
 }
 
 const namedStores = new Map<string, MemoryStore>();
@@ -26,12 +28,12 @@ export function sharedStore(name = ''): MemoryStore {
 
 export function createMemoryProvider(options: MemoryProviderOptions = {}): LockProvider {
   const backend = new MemoryBackend(options.store ?? sharedStore());
-  return createProvider(backend, options.owner === undefined ? {} : { owner: options.owner });
+  return createProvider(backend, providerOptions(options));
 }
 
 /** Entry point used by `createLockProvider('memory:')`. */
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
   const parsed = new URL(url);
   const name = parsed.host || parsed.pathname.replace(/^\/+/, '');
-  return createMemoryProvider({ store: sharedStore(name), ...(options.owner === undefined ? {} : { owner: options.owner }) });
+  return createMemoryProvider({ ...providerOptions(options), store: sharedStore(name) });
 }
