@@ -6,6 +6,8 @@ import { expect, test } from 'vitest';
 import type { CaseFactory } from './suite-types.js';
 import { elapsed, skipBecause } from './support.js';
 
+/** A child process starts Node, imports the adapter and connects: generous, but bounded. */
+const CHILD_START_MS = 20_000;
 const CHILD_SCRIPT = fileURLToPath(new URL('../child-holder.js', import.meta.url));
 
 export function crashCases(cases: CaseFactory): void {
@@ -20,16 +22,21 @@ export function crashCases(cases: CaseFactory): void {
     });
     try {
       const lines = createInterface({ input: child.stdout! });
-      const [line] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])])) as [string];
-      expect(line).toMatch(/^HELD \d+$/);
+      const [line] = (await c.within(
+        'a child process takes the lock',
+        Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]),
+        CHILD_START_MS,
+      )) as [string];
+      expect(line, 'the child did not report holding the lock').toMatch(/^HELD \d+$/);
       const observer = await c.provider();
-      expect(await observer.tryAcquire(key)).toBeNull();
+      expect(await c.within('tryAcquire answers', observer.tryAcquire(key)), 'a lock held by another process was granted').toBeNull();
       child.kill('SIGKILL');
-      await once(child, 'exit');
+      await c.within('the killed child exits', once(child, 'exit'));
       const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
-      const taken = await elapsed(() => observer.acquire(key, { waitMs: bound + c.timing.slackMs * 2 }));
-      expect(taken.ms).toBeLessThan(bound + c.timing.promptWakeMs);
-      expect(taken.value.token).toBeGreaterThan(BigInt(line.slice('HELD '.length)));
+      const waitMs = bound + c.timing.slackMs * 2;
+      const taken = await c.within('the lock of a killed holder is freed', elapsed(() => observer.acquire(key, { waitMs })), waitMs + c.timing.slackMs);
+      expect(taken.ms, 'the lock of a killed holder was freed late').toBeLessThan(bound + c.timing.promptWakeMs);
+      expect(taken.value.token, 'the token after a crash is not above the crashed holder\'s').toBeGreaterThan(BigInt(line.slice('HELD '.length)));
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }

@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
 import type { CaseFactory } from './suite-types.js';
+import { takeOver } from './expiry.js';
 import { skipBecause } from './support.js';
 
 /** A resource that, like a fenced storage service, rejects writes carrying an older token. */
@@ -23,19 +24,21 @@ export function fencingCases(cases: CaseFactory): void {
     const key = c.key();
     const tokens: bigint[] = [];
     for (let round = 0; round < 4; round++) {
-      const lock = await (round % 2 ? b : a).tryAcquire(key);
+      const lock = await c.within('tryAcquire answers', (round % 2 ? b : a).tryAcquire(key));
+      expect(lock, `round ${round}: a released key was refused`).not.toBeNull();
       tokens.push(lock!.token);
-      await lock!.release();
+      await c.within('release answers', lock!.release());
     }
-    const forced = await a.tryAcquire(key);
+    const forced = await c.within('tryAcquire answers', a.tryAcquire(key));
     tokens.push(forced!.token);
-    await b.forceRelease(key);
+    await c.within('forceRelease answers', b.forceRelease(key));
     const ttlMs = c.timing.shortTtlMs;
-    const expiring = await b.acquire(key, { ttlMs, autoRenew: false, waitMs: c.timing.slackMs + c.timing.graceMs });
+    const waitMs = c.timing.slackMs + c.timing.graceMs;
+    const expiring = await c.within('acquire after forceRelease answers', b.acquire(key, { ttlMs, autoRenew: false, waitMs }), waitMs + c.timing.slackMs);
     tokens.push(expiring.token);
-    const after = await a.acquire(key, { waitMs: ttlMs + c.timing.graceMs + c.timing.slackMs * 2 });
-    tokens.push(after.token);
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i}: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
+    tokens.push((await takeOver(c, a, key, ttlMs, 'a lapsed lock is taken over')).token);
+    for (const token of tokens) expect(typeof token, 'a token is not a bigint').toBe('bigint');
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i} did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
   });
 
   test.concurrent('26. a fenced resource never accepts a write from a holder whose lock was taken over', async (t) => {
@@ -45,11 +48,28 @@ export function fencingCases(cases: CaseFactory): void {
     const key = c.key();
     const resource = new FencedResource();
     const ttlMs = c.timing.shortTtlMs;
-    const old = await a.tryAcquire(key, { ttlMs, autoRenew: false });
+    const old = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
     expect(resource.write(old!.token, 'old holder, first write')).toBe(true);
-    const current = await b.acquire(key, { waitMs: ttlMs + c.timing.graceMs + c.timing.slackMs * 2 });
-    expect(resource.write(current.token, 'new holder')).toBe(true);
-    expect(resource.write(old!.token, 'old holder, stale write')).toBe(false);
+    const current = await takeOver(c, b, key, ttlMs, 'a lapsed lock is taken over');
+    expect(resource.write(current.token, 'new holder'), 'the new holder\'s token was refused as stale').toBe(true);
+    expect(resource.write(old!.token, 'old holder, stale write'), 'a stale holder\'s write was accepted').toBe(false);
     expect(resource.writes.map((w) => w.value)).toEqual(['old holder, first write', 'new holder']);
+  });
+
+  test.concurrent('46. grants in a row to one instance get strictly increasing tokens', async (t) => {
+    const c = cases(t);
+    if (c.capabilities.fencing !== 'strict') return skipBecause(t, `${c.target.name} declares fencing "${c.capabilities.fencing}"`);
+    const locks = await c.provider();
+    const key = c.key();
+    const tokens: bigint[] = [];
+    for (let round = 0; round < 4; round++) {
+      const lock = await c.within('tryAcquire answers', locks.tryAcquire(key));
+      expect(lock, `round ${round}: a released key was refused`).not.toBeNull();
+      tokens.push(lock!.token);
+      if (round === 2) expect(await c.within('forceRelease answers', locks.forceRelease(key))).toBe(true);
+      else await c.within('release answers', lock!.release());
+      if (round === 2) await c.within('the force-released key is free again', locks.acquire(key, { waitMs: c.timing.graceMs + c.timing.slackMs }).then((l) => { tokens.push(l.token); return l.release(); }), c.timing.graceMs + 2 * c.timing.slackMs);
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i} of one instance did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
   });
 }

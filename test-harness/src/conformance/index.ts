@@ -1,39 +1,46 @@
 import type { Capabilities } from '@holdfast/core';
-import { beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
 import { waitingCases } from './waiting.js';
 import { exclusionCases } from './exclusion.js';
 import { expiryCases } from './expiry.js';
 import { fencingCases } from './fencing.js';
 import { inspectionCases } from './inspection.js';
+import { LeakBaseline } from './leak-baseline.js';
 import { lifecycleCases } from './lifecycle.js';
 import { ownershipCases } from './ownership.js';
-import type { CaseFactory } from './suite-types.js';
+import type { CaseFactory, SuiteOptions } from './suite-types.js';
 import { CaseContext, resolveTiming } from './support.js';
 import type { ConformanceTarget } from './target.js';
 
 export type { ConformanceTarget } from './target.js';
+export type { SuiteOptions } from './suite-types.js';
 export { FencedResource } from './fencing.js';
 
-/** Ceiling for a single case; each case enforces its own, much tighter, timing bounds. */
+/** Ceiling for a single case; each await in a case has its own, much tighter, bound. */
 const CASE_TIMEOUT_MS = 120_000;
 
 /**
  * Registers the Holdfast conformance suite for one adapter as vitest suites. Call it at the top
  * level of a test file. Capabilities are read from a first provider instance and select the
- * optional cases; skipped cases print why.
+ * optional cases; skipped cases print why. The numbered behaviours are listed in docs/conformance.md.
  */
-export function defineConformanceSuite(target: ConformanceTarget): void {
+export function defineConformanceSuite(target: ConformanceTarget, options: SuiteOptions = {}): void {
   describe(`conformance: ${target.name}`, { timeout: CASE_TIMEOUT_MS }, () => {
     let capabilities: Capabilities | undefined;
+    const leaks = new LeakBaseline();
     beforeAll(async () => {
+      // Before the first provider exists: whatever it starts and never stops is a leak (case 30).
+      leaks.start();
       const probe = await target.createProvider();
       capabilities = probe.capabilities;
       await probe.close();
     }, CASE_TIMEOUT_MS);
+    afterAll(() => leaks.stop());
     const cases: CaseFactory = (test) => {
+      if (options.only && !options.only.some((prefix) => test.task.name.startsWith(prefix))) test.skip('not selected');
       if (!capabilities) throw new Error('capabilities were not read: createProvider() failed in beforeAll');
-      return new CaseContext(target, capabilities, resolveTiming(target, capabilities), test);
+      return new CaseContext(target, capabilities, resolveTiming(target, capabilities), test, leaks);
     };
     describe('exclusion', () => exclusionCases(cases));
     describe('waiting', () => waitingCases(cases));

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Capabilities, LockProvider } from '@holdfast/core';
 import type { TestContext } from 'vitest';
+import { LeakBaseline } from './leak-baseline.js';
 import type { ConformanceTarget, ResolvedTiming } from './target.js';
 
-/** Per-test helpers: providers that are closed when the test ends, unique keys, timing. */
+/** Per-test helpers: providers that are closed when the test ends, unique keys, timing, bounded awaits. */
 export class CaseContext {
   private readonly providers: LockProvider[] = [];
   private readonly prefix = `holdfast-conformance/${randomBytes(6).toString('hex')}`;
@@ -14,12 +15,14 @@ export class CaseContext {
     readonly capabilities: Capabilities,
     readonly timing: ResolvedTiming,
     test: TestContext,
+    /** Timers before the suite's first provider existed (case 30). */
+    readonly leaks: LeakBaseline = new LeakBaseline(),
   ) {
     test.onTestFinished(() => this.closeAll());
   }
 
   async provider(): Promise<LockProvider> {
-    const provider = await this.target.createProvider();
+    const provider = await this.within('createProvider() answers', Promise.resolve(this.target.createProvider()));
     this.providers.push(provider);
     return provider;
   }
@@ -32,31 +35,86 @@ export class CaseContext {
     return `${this.prefix}/${label}-${++this.keyCount}`;
   }
 
+  /**
+   * Awaits `work`, failing with a message that names the behaviour when it takes longer than `ms`
+   * (default: one backend call's bound), so a hanging implementation fails this case quickly.
+   */
+  within<T>(what: string, work: Promise<T>, ms = this.timing.callMs): Promise<T> {
+    return boundedBy(work, ms, what);
+  }
+
+  /** Resolves once `check()` is true; fails naming the behaviour if it is still false after `ms`. */
+  async until(what: string, check: () => Promise<boolean> | boolean, ms: number, everyMs = 10): Promise<number> {
+    const start = performance.now();
+    for (;;) {
+      if (await this.within(`${what} (a check of it)`, Promise.resolve(check()))) return performance.now() - start;
+      if (performance.now() - start > ms) throw new Error(`${what}: still not true after ${ms} ms`);
+      await delay(everyMs);
+    }
+  }
+
+  /**
+   * The backend's round trip, the median of a few inspect() calls: the unit for "answers at once"
+   * bounds, which must be tight enough that an implementation that waits a poll interval fails.
+   */
+  async roundTripMs(provider: LockProvider, key: string): Promise<number> {
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      samples.push((await elapsed(() => this.within('inspect() answers', provider.inspect(key)))).ms);
+    }
+    return median(samples);
+  }
+
+  /** Bound for a call that must answer in a few round trips ("never waits"). */
+  promptBoundMs(roundTripMs: number): number {
+    return 4 * roundTripMs + PROMPT_MARGIN_MS;
+  }
+
   private async closeAll(): Promise<void> {
     await Promise.allSettled(this.providers.map((provider) => provider.close()));
   }
 }
 
+/** Scheduling noise allowed on top of a few round trips; far below any poll interval worth the name. */
+const PROMPT_MARGIN_MS = 60;
+
 export function resolveTiming(target: ConformanceTarget, capabilities: Capabilities): ResolvedTiming {
+  const slackMs = target.slackMs ?? 1000;
+  const promptWakeMs = target.promptWakeMs ?? 1500;
   return {
     shortTtlMs: target.shortTtlMs ?? Math.max(capabilities.minTtlMs, 600),
-    promptWakeMs: target.promptWakeMs ?? 1500,
-    slackMs: target.slackMs ?? 1000,
+    promptWakeMs,
+    slackMs,
     graceMs: capabilities.expiryGraceMs,
+    callMs: 2 * slackMs + promptWakeMs,
+    unreachableMs: target.unreachableFailsWithinMs ?? slackMs + 500,
   };
+}
+
+export function boundedBy<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${Math.round(ms)} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Resolves with the signal's reason once it aborts; rejects if that takes longer than `withinMs`. */
-export function abortedWithin(signal: AbortSignal, withinMs: number): Promise<unknown> {
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Resolves with the signal's reason once it aborts; rejects naming `what` if that takes longer than `withinMs`. */
+export function abortedWithin(signal: AbortSignal, withinMs: number, what = 'the signal aborts'): Promise<unknown> {
   if (signal.aborted) return Promise.resolve(signal.reason);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
-      reject(new Error(`signal did not abort within ${withinMs} ms`));
+      reject(new Error(`${what}: signal did not abort within ${Math.round(withinMs)} ms`));
     }, withinMs);
     const onAbort = (): void => {
       clearTimeout(timer);
@@ -64,6 +122,13 @@ export function abortedWithin(signal: AbortSignal, withinMs: number): Promise<un
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Records when a signal aborts (performance.now()), so a case can compare it with other moments. */
+export function abortTime(signal: AbortSignal): () => number | undefined {
+  let at: number | undefined = signal.aborted ? performance.now() : undefined;
+  if (at === undefined) signal.addEventListener('abort', () => (at = performance.now()), { once: true });
+  return () => at;
 }
 
 /** Skips the running test with a reason that is printed, never silently. */
@@ -78,11 +143,15 @@ export async function elapsed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: 
   return { value, ms: performance.now() - start };
 }
 
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+export async function rejection(promise: Promise<unknown>, what = 'the call'): Promise<unknown> {
   try {
     await promise;
   } catch (error) {
     return error;
   }
-  throw new Error('expected the promise to reject, it resolved');
+  throw new Error(`${what}: expected it to reject, it resolved`);
+}
+
+export function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string } | null | undefined)?.code;
 }

@@ -26,6 +26,11 @@ export interface ConformanceTarget {
   readonly promptWakeMs?: number;
   /** Extra slack for every timing bound, in ms (slow backends, loaded machines). Default 1000. */
   readonly slackMs?: number;
+  /**
+   * How soon the unreachable-backend fixture must report a BackendError, in ms. Default slackMs + 500.
+   * Raise it only for a fixture that cannot fail faster (a driver's fixed server-selection time).
+   */
+  readonly unreachableFailsWithinMs?: number;
 }
 
 export interface ResolvedTiming {
@@ -33,4 +38,8 @@ export interface ResolvedTiming {
   readonly promptWakeMs: number;
   readonly slackMs: number;
   readonly graceMs: number;
+  /** Bound for any single call of a case (2 x slackMs + promptWakeMs): a hanging call fails its case with this. */
+  readonly callMs: number;
+  /** Bound for the unreachable fixture's BackendError. */
+  readonly unreachableMs: number;
 }

@@ -1,9 +1,13 @@
-import { ErrorCode } from '@holdfast/core';
+import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import type { CaseFactory } from './suite-types.js';
-import { delay, elapsed, rejection, skipBecause } from './support.js';
+import type { CaseContext } from './support.js';
+import { codeOf, delay, elapsed, median, rejection, skipBecause } from './support.js';
 
-/** Time given to a just-started acquire to reach its wait; the cases pass either way, only weaker. */
+/**
+ * Time given to a just-started acquire to reach its wait. Inherent: nothing in the public API tells
+ * that a waiter is parked, so the cases give it this long; they pass either way, only weaker.
+ */
 const SETTLE_MS = 150;
 
 export function waitingCases(cases: CaseFactory): void {
@@ -11,57 +15,100 @@ export function waitingCases(cases: CaseFactory): void {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key();
-    expect(await a.tryAcquire(key, { ttlMs: 60_000 })).not.toBeNull();
+    expect(await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }))).not.toBeNull();
+    const roundTrip = await c.roundTripMs(b, key);
     const waitMs = 400;
-    const timedOut = await elapsed(() => rejection(b.acquire(key, { waitMs })));
-    expect((timedOut.value as { code?: string }).code).toBe(ErrorCode.Timeout);
-    expect(timedOut.ms).toBeGreaterThanOrEqual(waitMs - 5);
-    expect(timedOut.ms).toBeLessThan(waitMs + c.timing.slackMs);
-    const once = await elapsed(() => rejection(b.acquire(key, { waitMs: 0 })));
-    expect((once.value as { code?: string }).code).toBe(ErrorCode.Timeout);
-    const tried = await elapsed(() => b.tryAcquire(key));
-    expect(tried.value).toBeNull();
-    expect(tried.ms).toBeLessThan(c.timing.slackMs);
+    const timedOut = await c.within('acquire({ waitMs: 400 }) gives up', elapsed(() => rejection(b.acquire(key, { waitMs }))));
+    expect(codeOf(timedOut.value), 'a wait that ran out is not a LockTimeoutError').toBe(ErrorCode.Timeout);
+    expect(timedOut.ms, 'acquire gave up before its wait limit').toBeGreaterThanOrEqual(waitMs - 5);
+    expect(timedOut.ms, 'acquire waited well past its wait limit').toBeLessThan(waitMs + c.timing.slackMs);
+    const tried = await c.within('tryAcquire of a busy key answers', elapsed(() => b.tryAcquire(key)));
+    expect(tried.value, 'a busy key was granted').toBeNull();
+    expect(tried.ms, `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms)`).toBeLessThan(c.promptBoundMs(roundTrip) + c.timing.slackMs / 2);
+  });
+
+  test('37. acquire with waitMs: 0 makes one attempt: a free key is granted, a busy key times out at once', async (t) => {
+    const c = cases(t);
+    const [a, b] = await c.providers2();
+    const key = c.key();
+    const granted = await c.within('acquire({ waitMs: 0 }) of a free key answers', b.acquire(c.key('free'), { waitMs: 0 }));
+    expect(granted.token, 'acquire({ waitMs: 0 }) of a free key returned no usable lock').toBeTypeOf('bigint');
+    expect(await c.within('isHeld answers', granted.isHeld()), 'acquire({ waitMs: 0 }) of a free key did not take it').toBe(true);
+    expect(await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }))).not.toBeNull();
+    const roundTrip = await c.roundTripMs(b, key);
+    const bound = c.promptBoundMs(roundTrip);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const once = await c.within('acquire({ waitMs: 0 }) of a busy key answers', elapsed(() => rejection(b.acquire(key, { waitMs: 0 }))));
+      expect(codeOf(once.value), 'acquire({ waitMs: 0 }) of a busy key is not a LockTimeoutError').toBe(ErrorCode.Timeout);
+      times.push(once.ms);
+    }
+    expect(median(times), `acquire({ waitMs: 0 }) of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`).toBeLessThan(bound);
+  });
+
+  test('38. tryAcquire of a busy key answers within a few round trips', async (t) => {
+    const c = cases(t);
+    const [a, b] = await c.providers2();
+    const key = c.key();
+    expect(await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }))).not.toBeNull();
+    const roundTrip = await c.roundTripMs(b, key);
+    const times: number[] = [];
+    for (const provider of [a, b, a, b, b]) {
+      const tried = await c.within('tryAcquire of a busy key answers', elapsed(() => provider.tryAcquire(key)));
+      expect(tried.value, 'a busy key was granted').toBeNull();
+      times.push(tried.ms);
+    }
+    expect(median(times), `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`).toBeLessThan(
+      c.promptBoundMs(roundTrip),
+    );
   });
 
   test('9. a waiter acquires promptly once the holder releases', async (t) => {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key();
-    const holder = await a.tryAcquire(key, { ttlMs: 60_000 });
+    const holder = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }));
     expect(holder).not.toBeNull();
-    let acquiredAt = 0;
-    const waiter = b.acquire(key, { waitMs: c.timing.promptWakeMs * 3 + 2000 }).then((lock) => {
-      acquiredAt = performance.now();
-      return lock;
+    const woke = await wakeAfter(c, b, key, () => holder!.release());
+    expect(woke.lock.key).toBe(key);
+    expect(woke.ms, 'a waiter was not woken promptly by a release').toBeLessThan(c.timing.promptWakeMs);
+  });
+
+  test('39. a waiter acquires promptly once an admin force-releases the key', async (t) => {
+    const c = cases(t);
+    const [a, b] = await c.providers2();
+    const admin = await c.provider();
+    const key = c.key();
+    const holder = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }));
+    expect(holder).not.toBeNull();
+    const woke = await wakeAfter(c, b, key, async () => {
+      expect(await admin.forceRelease(key), 'forceRelease of a held key said it was free').toBe(true);
     });
-    await delay(SETTLE_MS + 300);
-    const releasedAt = performance.now();
-    await holder!.release();
-    const lock = await waiter;
-    expect(lock.key).toBe(key);
-    expect(acquiredAt - releasedAt).toBeLessThan(c.timing.promptWakeMs);
+    expect(woke.lock.owner).toBe(b.owner);
+    expect(woke.ms, 'a waiter was not woken promptly by forceRelease').toBeLessThan(c.timing.promptWakeMs);
   });
 
   test('10. an AbortSignal cancels a waiting acquire; an aborted signal fails fast; nothing is left behind', async (t) => {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key();
-    const holder = await a.tryAcquire(key);
+    const holder = await c.within('tryAcquire answers', a.tryAcquire(key));
+    expect(holder).not.toBeNull();
     const controller = new AbortController();
     const waiting = rejection(b.acquire(key, { signal: controller.signal }));
     await delay(SETTLE_MS);
     const abortedAt = performance.now();
     controller.abort(new Error('caller gave up'));
-    const error = await waiting;
-    expect((error as { code?: string }).code).toBe(ErrorCode.Aborted);
-    expect(performance.now() - abortedAt).toBeLessThan(c.timing.slackMs);
-    const already = await elapsed(() => rejection(b.acquire(c.key('free'), { signal: AbortSignal.abort() })));
-    expect((already.value as { code?: string }).code).toBe(ErrorCode.Aborted);
-    expect(already.ms).toBeLessThan(100);
-    await holder!.release();
-    expect(await a.inspect(key)).toBeNull();
-    expect(await a.inspect(c.key('free'))).toBeNull();
+    const error = await c.within('an aborted acquire gives up', waiting, c.timing.slackMs);
+    expect(codeOf(error), 'an aborted acquire did not fail with a LockAbortedError').toBe(ErrorCode.Aborted);
+    expect(performance.now() - abortedAt, 'an aborted acquire took long to give up').toBeLessThan(c.timing.slackMs);
+    const free = c.key('free');
+    const already = await c.within('acquire with an aborted signal answers', elapsed(() => rejection(b.acquire(free, { signal: AbortSignal.abort() }))));
+    expect(codeOf(already.value), 'acquire with an already-aborted signal').toBe(ErrorCode.Aborted);
+    expect(already.ms, 'acquire with an already-aborted signal did not fail at once').toBeLessThan(100);
+    await c.within('release answers', holder!.release());
+    expect(await c.within('inspect answers', a.inspect(key)), 'a cancelled waiter left a lock behind').toBeNull();
+    expect(await c.within('inspect answers', a.inspect(free)), 'an already-aborted acquire left a lock behind').toBeNull();
   });
 
   test('11. a waiter that timed out or was cancelled leaves no trace that delays others', async (t) => {
@@ -69,39 +116,61 @@ export function waitingCases(cases: CaseFactory): void {
     const [a, b] = await c.providers2();
     const third = await c.provider();
     const key = c.key();
-    const holder = await a.tryAcquire(key);
-    expect((await rejection(b.acquire(key, { waitMs: 200 })) as { code?: string }).code).toBe(ErrorCode.Timeout);
+    const holder = await c.within('tryAcquire answers', a.tryAcquire(key));
+    const timedOut = await c.within('acquire({ waitMs: 200 }) gives up', rejection(b.acquire(key, { waitMs: 200 })));
+    expect(codeOf(timedOut)).toBe(ErrorCode.Timeout);
     const controller = new AbortController();
     const cancelled = rejection(third.acquire(key, { signal: controller.signal }));
     await delay(SETTLE_MS);
     controller.abort();
-    expect((await cancelled as { code?: string }).code).toBe(ErrorCode.Aborted);
-    await holder!.release();
-    const next = await third.tryAcquire(key);
-    expect(next).not.toBeNull();
-    expect((await a.inspect(key))?.owner).toBe(third.owner);
+    expect(codeOf(await c.within('a cancelled acquire gives up', cancelled))).toBe(ErrorCode.Aborted);
+    await c.within('release answers', holder!.release());
+    const next = await c.within('tryAcquire answers', third.tryAcquire(key));
+    expect(next, 'a gone waiter kept the released key from others').not.toBeNull();
+    expect((await c.within('inspect answers', a.inspect(key)))?.owner).toBe(third.owner);
   });
 
-  test('12. waiters are served in request order where the provider claims FIFO', async (t) => {
+  test('12. waiters are served in request order where the provider claims FIFO, also waiters of one instance', async (t) => {
     const c = cases(t);
     if (!c.capabilities.fifo) return skipBecause(t, `${c.target.name} does not claim FIFO waiters`);
     const holderProvider = await c.provider();
-    const key = c.key();
-    const holder = await holderProvider.tryAcquire(key);
-    const order: number[] = [];
-    const waiters: Promise<void>[] = [];
-    for (let i = 0; i < 4; i++) {
-      const provider = await c.provider();
-      waiters.push(
-        provider.acquire(key, { waitMs: 30_000 }).then(async (lock) => {
-          order.push(i);
-          await lock.release();
-        }),
-      );
-      await delay(SETTLE_MS);
+    const shared = await c.provider();
+    for (const [what, providerFor] of [
+      ['waiters of different instances', () => c.provider()],
+      ['waiters of one instance', async () => shared],
+    ] as const) {
+      const key = c.key();
+      const holder = await c.within('tryAcquire answers', holderProvider.tryAcquire(key));
+      expect(holder).not.toBeNull();
+      const order: number[] = [];
+      const waiters: Promise<void>[] = [];
+      for (let i = 0; i < 4; i++) {
+        const provider = await providerFor();
+        waiters.push(
+          provider.acquire(key, { waitMs: 30_000 }).then(async (lock) => {
+            order.push(i);
+            await lock.release();
+          }),
+        );
+        await delay(SETTLE_MS);
+      }
+      await c.within('release answers', holder!.release());
+      await c.within(`${what}: every waiter is served`, Promise.all(waiters), 4 * c.timing.promptWakeMs + c.timing.slackMs);
+      expect(order, `${what} were not served in request order`).toEqual([0, 1, 2, 3]);
     }
-    await holder!.release();
-    await Promise.all(waiters);
-    expect(order).toEqual([0, 1, 2, 3]);
   });
+}
+
+/** Parks `waiter` on the busy `key`, runs `free`, and times how long after it the waiter holds the key. */
+async function wakeAfter(c: CaseContext, waiter: LockProvider, key: string, free: () => Promise<void>) {
+  let acquiredAt = 0;
+  const waiting = waiter.acquire(key, { waitMs: c.timing.promptWakeMs * 3 + 2000 }).then((lock) => {
+    acquiredAt = performance.now();
+    return lock;
+  });
+  await delay(SETTLE_MS + 300);
+  const freedAt = performance.now();
+  await c.within('freeing the key answers', free());
+  const lock = await c.within('the waiter is granted the freed key', waiting, c.timing.promptWakeMs + c.timing.slackMs);
+  return { lock, ms: acquiredAt - freedAt };
 }
