@@ -1,11 +1,15 @@
+/** The default namespace: without one, a lock key could be an application's own data key. */
+export const DEFAULT_PREFIX = 'holdfast:';
+
 /**
- * Redis names derived from a Holdfast key. The lock key itself is `prefix + key`, exactly the
- * resource name the redlock package uses, so both libraries exclude each other. Companion names add
- * "//", which no valid Holdfast key contains, so they can never collide with another lock's key.
+ * Redis names derived from a Holdfast key. The lock key itself is `prefix + key`, the resource
+ * name the redlock package uses with the same prefix, so with `prefix: ''` both libraries exclude
+ * each other. Companion names add "//", which no valid Holdfast key contains, so they can never
+ * collide with another lock's key.
  */
 export class KeyNames {
   constructor(
-    private readonly prefix: string,
+    readonly prefix: string,
     private readonly db: number,
   ) {}
 
@@ -13,9 +17,14 @@ export class KeyNames {
     return this.prefix + key;
   }
 
-  /** Hash with the never-reset fencing counter ("fence") and the current holder's metadata. */
-  meta(key: string): string {
+  /** Hash with the never-reset fencing counter ("fence"). */
+  fence(key: string): string {
     return `${this.prefix}${key}//holdfast`;
+  }
+
+  /** Hash with the current holder's metadata; expires with the lock key. */
+  holder(key: string): string {
+    return `${this.prefix}${key}//holder`;
   }
 
   /** Published by the release scripts. Pub/sub channels are not per database, so the db is part of it. */

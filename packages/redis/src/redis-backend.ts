@@ -1,13 +1,23 @@
 import { BackendError, type Capabilities, type LockInfo } from '@holdfast/core';
-import { linkedController, sleep, type Grant, type GrantRequest, type LockBackend, type WaitOptions } from '@holdfast/core/backend';
-import { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import {
+  linkedController,
+  sleep,
+  type CallContext,
+  type Grant,
+  type GrantRequest,
+  type LockBackend,
+  type WaitOptions,
+} from '@holdfast/core/backend';
 import type { Redis } from 'ioredis';
-import type { KeyNames } from './key-names.js';
+import { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import { HeldGrants } from './held-grants.js';
 import { inspectionOf, type InspectReply } from './inspection.js';
+import type { KeyNames } from './key-names.js';
 import type { RedisNode } from './redis-node.js';
 import { ReleaseListener } from './release-listener.js';
 import { ACQUIRE, EXTEND, FORCE_RELEASE, INSPECT, RELEASE, REPAIR } from './scripts.js';
-import { poll, type Votes } from './votes.js';
+import { untilAborted } from './until-aborted.js';
+import { poll, type Vote, type Votes } from './votes.js';
 
 export interface RedisBackendSettings {
   /** Longest wait between checks while a key is busy, in case a wake-up was missed. */
@@ -25,16 +35,21 @@ type AcquireReply = [code: 0 | 1, token?: string, acquiredAtMs?: string];
 /** Margin after a holder's PTTL before re-checking, so the key has certainly expired on the server. */
 const EXPIRY_MARGIN_MS = 5;
 
+/** For clean-up work of our own (rolling back a partial grant): bounded by the command timeout only. */
+const UNBOUNDED = new AbortController().signal;
+
 /**
  * Locks on one Redis server, or with the Redlock algorithm on several independent ones: the same
  * scripts run on every node and an operation counts when a majority agrees. With one node the
- * majority is that node and there is no clock-drift allowance.
+ * majority is that node and there is no clock-drift allowance. Every call runs under its caller's
+ * signal; a grant whose votes sat on a connection that dropped is reported lost at once.
  */
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
   readonly capabilities: Capabilities;
   private readonly quorum: number;
   private readonly listener: ReleaseListener;
+  private readonly held: HeldGrants;
 
   constructor(
     private readonly nodes: readonly RedisNode[],
@@ -44,109 +59,143 @@ export class RedisBackend implements LockBackend {
     this.quorum = Math.floor(nodes.length / 2) + 1;
     this.capabilities = nodes.length === 1 ? SINGLE_NODE_CAPABILITIES : QUORUM_CAPABILITIES;
     this.listener = new ReleaseListener(nodes);
+    this.held = new HeldGrants(this.quorum);
+    for (const node of nodes) node.onSessionEnded = (ended, detail) => this.held.sessionEnded(ended, detail);
   }
 
   private get isQuorum(): boolean {
     return this.nodes.length > 1;
   }
 
-  async tryGrant(request: GrantRequest): Promise<Grant | null> {
-    const keys = this.keysOf(request.key);
+  async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<Grant | null> {
+    const keys = [this.names.lock(request.key), this.names.fence(request.key), this.names.holder(request.key)];
     const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
     const args = [request.lockId, request.ttlMs, request.owner, ...reason, this.isQuorum ? '1' : '0'];
     for (let attempt = 0; ; attempt++) {
       const started = Date.now();
-      const votes = await this.ask((client) => ACQUIRE.run(client, keys, args) as Promise<AcquireReply>);
+      const votes = await this.ask(signal, 'acquire', (client) => ACQUIRE.run(client, keys, args) as Promise<AcquireReply>);
       const granted = votes.count(([code]) => code === 1);
       if (granted >= this.quorum && this.validity(request.ttlMs, started) > 0) {
-        return this.grantOf(votes.answers, started, request.ttlMs);
+        const grant = this.grantOf(votes.answers, started, request.ttlMs);
+        this.held.add(request.lockId, request.onLost, votes.votesFor(([code]) => code === 1), started + request.ttlMs);
+        return grant;
+      }
+      if (votes.tooManyFailed) {
+        // A node that did not answer may still have applied the grant: undo it without making the caller wait.
+        void this.rollback(request.key, request.lockId);
+        throw votes.failure('acquire');
       }
       if (granted > 0 || votes.errors.length > 0) await this.rollback(request.key, request.lockId);
-      if (votes.tooManyFailed) throw votes.failure('acquire');
       const busy = votes.count(([code]) => code === 0);
       if (busy >= this.quorum || attempt >= this.settings.splitVoteRetries) return null;
       // A split vote: contenders each hold a minority. Retry after a random pause so one of them wins.
-      await sleep(Math.random() * this.settings.retryJitterMs);
+      await sleep(Math.random() * this.settings.retryJitterMs, signal);
     }
   }
 
   async waitForChange(key: string, { signal, timeoutMs }: WaitOptions): Promise<void> {
     if (signal.aborted) return;
-    const watch = await this.listener.watch([this.names.releaseChannel(key), this.names.keyspaceChannel(key)]);
+    const bound = linkedController(signal);
+    const cap = setTimeout(() => bound.controller.abort(new Error('wait slice over')), timeoutMs);
+    const slice = bound.controller.signal;
     try {
-      // Checked after subscribing: a release between the caller's attempt and the subscription is seen here.
-      const freeInMs = await this.msUntilFree(key);
-      if (freeInMs === 0) return;
-      const capMs = Math.min(timeoutMs, freeInMs + EXPIRY_MARGIN_MS, this.settings.safetyPollMs);
-      const timer = linkedController(signal);
+      // A server that does not answer the SUBSCRIBE holds nobody beyond the slice: the caller just re-checks.
+      const watch = await this.listener.watch([this.names.releaseChannel(key), this.names.keyspaceChannel(key)], slice).catch(() => undefined);
+      if (!watch) return;
       try {
-        await Promise.race([watch.changed, sleep(capMs, timer.controller.signal).catch(() => undefined)]);
+        // Checked after subscribing: a release between the caller's attempt and the subscription is seen here.
+        const freeInMs = await this.msUntilFree(key, slice);
+        if (freeInMs === 0) return;
+        const capMs = Math.min(timeoutMs, freeInMs + EXPIRY_MARGIN_MS, this.settings.safetyPollMs);
+        await Promise.race([watch.changed, sleep(capMs, slice).catch(() => undefined)]);
       } finally {
-        timer.controller.abort();
-        timer.dispose();
+        watch.stop();
       }
     } finally {
-      watch.stop();
+      clearTimeout(cap);
+      bound.dispose();
     }
   }
 
-  async extend(key: string, lockId: string, ttlMs: number): Promise<Date | null | undefined> {
-    const keys = this.keysOf(key);
+  async extend(key: string, lockId: string, ttlMs: number, { signal }: CallContext): Promise<Date | null | undefined> {
+    const keys = [this.names.lock(key), this.names.holder(key)];
     const started = Date.now();
-    const votes = await this.ask((client) => EXTEND.run(client, keys, [lockId, ttlMs]) as Promise<number>);
+    const votes = await this.ask(signal, 'extend', (client) => EXTEND.run(client, keys, [lockId, ttlMs]) as Promise<number>);
     const extended = votes.count((answer) => answer === 1);
     if (extended >= this.quorum) {
       if (this.validity(ttlMs, started) <= 0) throw new BackendError('redis', 'extend: the quorum answered too late for the lease');
-      if (this.isQuorum && extended < this.nodes.length) await this.repair(key, lockId, ttlMs);
+      const repaired = this.isQuorum && extended < this.nodes.length ? await this.repair(key, lockId, ttlMs, signal) : [];
+      const denied = votes.votesFor((answer) => answer !== 1).map((vote) => vote.node);
+      this.held.renewed(lockId, [...votes.votesFor((answer) => answer === 1), ...repaired], denied, started + ttlMs);
       return new Date(started + ttlMs);
     }
     // Lost only when enough nodes positively deny it; otherwise we cannot tell, and core retries.
     const denied = votes.count((answer) => answer !== 1);
-    if (denied > this.nodes.length - this.quorum) return undefined;
+    if (denied > this.nodes.length - this.quorum) {
+      this.held.forget(lockId);
+      return undefined;
+    }
     throw votes.failure('extend');
   }
 
-  async release(key: string, lockId: string): Promise<boolean> {
+  async release(key: string, lockId: string, { signal }: CallContext): Promise<boolean> {
+    this.held.forget(lockId);
     const channel = this.names.releaseChannel(key);
-    const votes = await this.ask((client) => RELEASE.run(client, this.keysOf(key), [lockId, channel]) as Promise<number>);
+    const keys = [this.names.lock(key), this.names.holder(key)];
+    const votes = await this.ask(signal, 'release', (client) => RELEASE.run(client, keys, [lockId, channel]) as Promise<number>);
     if (votes.count((answer) => answer === 1) > 0) return true;
     if (votes.tooManyFailed) throw votes.failure('release');
     return false;
   }
 
-  async isHeld(key: string, lockId: string): Promise<boolean> {
+  async isHeld(key: string, lockId: string, { signal }: CallContext): Promise<boolean> {
     const lockKey = this.names.lock(key);
-    const votes = await this.ask((client) => client.get(lockKey));
+    const votes = await this.ask(signal, 'isHeld', (client) => client.get(lockKey));
     const held = votes.count((value) => value === lockId);
     if (held >= this.quorum) return true;
-    if (votes.answers.length - held > this.nodes.length - this.quorum) return false;
+    if (votes.answers.length - held > this.nodes.length - this.quorum) {
+      this.held.forget(lockId);
+      return false;
+    }
     throw votes.failure('isHeld');
   }
 
-  async inspect(key: string): Promise<LockInfo | null> {
-    const votes = await this.ask((client) => INSPECT.run(client, this.keysOf(key), []) as Promise<InspectReply | null>);
+  async inspect(key: string, { signal }: CallContext): Promise<LockInfo | null> {
+    const keys = [this.names.lock(key), this.names.holder(key)];
+    const votes = await this.ask(signal, 'inspect', (client) => INSPECT.run(client, keys, []) as Promise<InspectReply | null>);
     if (votes.tooManyFailed) throw votes.failure('inspect');
     return inspectionOf(key, votes.answers, this.quorum, this.nodes.length);
   }
 
-  async forceRelease(key: string): Promise<boolean> {
+  async forceRelease(key: string, { signal }: CallContext): Promise<boolean> {
     const channel = this.names.releaseChannel(key);
-    const votes = await this.ask((client) => FORCE_RELEASE.run(client, this.keysOf(key), [channel]) as Promise<number>);
+    const keys = [this.names.lock(key), this.names.holder(key)];
+    const votes = await this.ask(signal, 'forceRelease', (client) => FORCE_RELEASE.run(client, keys, [channel]) as Promise<number>);
     if (votes.tooManyFailed) throw votes.failure('forceRelease');
     return votes.count((answer) => answer === 1) > 0;
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.nodes.map((node) => node.close()));
+  /** Quits politely; when `signal` aborts (close ran out of time) the sockets are closed at once. */
+  async close({ signal }: CallContext): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.close(signal)));
   }
 
-  /** Runs `operation` on every node at once; a node that is not connected answers with an error. */
-  private ask<T>(operation: (client: Redis) => Promise<T>): Promise<Votes<T>> {
-    return poll(this.nodes, this.quorum, async (node) => operation(await node.ready()));
-  }
-
-  private keysOf(key: string): [string, string] {
-    return [this.names.lock(key), this.names.meta(key)];
+  /**
+   * Runs `command` on every node at once, each on its current session; a node that is not
+   * connected answers with an error. Settles when every node answered, or as soon as `signal` aborts.
+   */
+  private async ask<T>(signal: AbortSignal, operation: string, command: (client: Redis) => Promise<T>): Promise<Votes<T>> {
+    const votes = await untilAborted(
+      poll(this.nodes, this.quorum, async (node) => {
+        const session = await node.ready(signal);
+        return { value: await command(session.client), vote: { node, session: session.id } };
+      }),
+      signal,
+      operation,
+    );
+    // A node that refuses the configuration (its db) is a configuration error, whatever the others said.
+    if (votes.refusal) throw votes.refusal;
+    return votes;
   }
 
   /** Redlock: what is left of the lease once the elapsed time and the clock drift are deducted. */
@@ -167,20 +216,24 @@ export class RedisBackend implements LockBackend {
     return { token, acquiredAt: new Date(started), expiresAt: new Date(started + ttlMs) };
   }
 
-  /** Undoes a partial grant everywhere, including nodes whose answer was lost. Best effort. */
+  /**
+   * Undoes a partial grant everywhere, including nodes whose answer was lost. Best effort, bounded by
+   * the command timeout; on one connection Redis applies it after the grant it undoes.
+   */
   private async rollback(key: string, lockId: string): Promise<void> {
-    await this.release(key, lockId).catch(() => undefined);
+    await this.release(key, lockId, { signal: UNBOUNDED }).catch(() => undefined);
   }
 
   /** Puts the key back on nodes that forgot it (a restart without persistence) while we hold a majority. */
-  private async repair(key: string, lockId: string, ttlMs: number): Promise<void> {
-    await this.ask((client) => REPAIR.run(client, [this.names.lock(key)], [lockId, ttlMs]));
+  private async repair(key: string, lockId: string, ttlMs: number, signal: AbortSignal): Promise<Vote[]> {
+    const votes = await this.ask(signal, 'repair', (client) => REPAIR.run(client, [this.names.lock(key)], [lockId, ttlMs]) as Promise<number>);
+    return votes.votesFor((answer) => answer === 1);
   }
 
   /** 0 when a majority of nodes has the key free, else the longest that can take (a cap for waiting). */
-  private async msUntilFree(key: string): Promise<number> {
+  private async msUntilFree(key: string, signal: AbortSignal): Promise<number> {
     const lockKey = this.names.lock(key);
-    const votes = await this.ask((client) => client.pttl(lockKey));
+    const votes = await this.ask(signal, 'wait', (client) => client.pttl(lockKey));
     if (votes.tooManyFailed) throw votes.failure('wait');
     // -2: no key; -1: a key without expiry (not ours), only a release or the safety poll frees it.
     const remaining = votes.answers.map((pttl) => (pttl === -2 ? 0 : pttl === -1 ? Infinity : pttl));

@@ -1,19 +1,42 @@
+import { InvalidArgumentError } from '@holdfast/core';
 import { Redis, type RedisOptions } from 'ioredis';
+import { untilAborted } from './until-aborted.js';
+
+export interface NodeSettings {
+  /** The database to SELECT; checked on every connection, never silently left at 0. */
+  readonly db: number;
+  /** Per-command time limit (0: none). */
+  readonly commandTimeoutMs: number;
+  /** Longest time from opening a connection to a usable one (TCP, handshake, SELECT). */
+  readonly connectTimeoutMs: number;
+}
+
+/**
+ * One verified connection to the server. Everything the server did for us on it (grants, votes) is
+ * only known to stand while `node.sessionId` is still `id`: once the connection drops we cannot
+ * tell a network blip from a restart that forgot every key.
+ */
+export interface Session {
+  readonly client: Redis;
+  readonly id: number;
+}
 
 /**
  * Connection settings that make a failing server fail fast: no offline queue, no resending of
  * commands that were in flight when a connection dropped (a late grant would be an orphan lock),
  * a bounded connect and command time. Reconnection continues in the background until close().
+ * The db is left out: ioredis would SELECT it, ignore a refusal and go on in db 0.
  */
-function failFast(base: RedisOptions, commandTimeoutMs: number | undefined): RedisOptions {
+function failFast(base: RedisOptions, settings: NodeSettings, commandTimeoutMs: number): RedisOptions {
+  const { db: _ignored, ...rest } = base;
   return {
-    connectTimeout: 3000,
-    ...base,
+    connectTimeout: settings.connectTimeoutMs,
+    ...rest,
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    // ioredis treats a commandTimeout of 0 as "time out at once"; 0 or undefined here means no limit.
+    // ioredis treats a commandTimeout of 0 as "time out at once"; 0 here means no limit.
     ...(commandTimeoutMs ? { commandTimeout: commandTimeoutMs } : {}),
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
   };
@@ -24,35 +47,52 @@ const PERMANENT_CHANNEL = 'holdfast:subscriber';
 /** One Redis server: a command connection and, on demand, a subscriber connection for wake-ups. */
 export class RedisNode {
   readonly client: Redis;
+  /** Told when a session ends: every grant whose vote lived on it may be gone. */
+  onSessionEnded: ((node: RedisNode, detail: string) => void) | undefined;
+  private session: Session | undefined;
+  private sessions = 0;
+  /** Bumped when a connection closes, so a verification that finishes late is discarded. */
+  private connection = 0;
+  private refusal: InvalidArgumentError | undefined;
+  private firstAttemptOver = false;
+  private readonly firstAttempt: Promise<void>;
+  private settleFirstAttempt!: () => void;
   private subscriberClient: Redis | undefined;
-  private readonly firstConnect: Promise<void>;
   private subscriberConnect: Promise<void> | undefined;
   private lastError: Error | undefined;
+  private readonly handshakeTimers = new Map<Redis, NodeJS.Timeout>();
 
   constructor(
     readonly label: string,
     private readonly options: RedisOptions,
-    commandTimeoutMs: number,
+    private readonly settings: NodeSettings,
   ) {
-    this.client = this.connect(failFast(options, commandTimeoutMs));
-    this.firstConnect = this.client.connect().catch(() => undefined);
+    this.firstAttempt = new Promise((resolve) => (this.settleFirstAttempt = resolve));
+    this.client = this.connect(failFast(options, settings, settings.commandTimeoutMs));
+    this.client.on('ready', () => void this.verify());
+    this.client.on('close', () => this.connectionClosed());
+    this.client.connect().catch(() => undefined);
   }
 
-  /** The command connection, once ready; rejects at once while the server is unreachable. */
-  async ready(): Promise<Redis> {
-    if (this.client.status !== 'ready') await this.firstConnect;
-    if (this.client.status !== 'ready') {
-      throw new Error(`${this.label} is not connected (${this.client.status}${this.lastError ? `: ${this.lastError.message}` : ''})`);
-    }
-    return this.client;
+  get sessionId(): number | undefined {
+    return this.session?.id;
   }
 
-  /** The subscriber connection (created at first use), once ready. */
+  /** The current session; waits (bounded by `signal`) only for the very first connection attempt. */
+  async ready(signal: AbortSignal): Promise<Session> {
+    if (!this.firstAttemptOver) await untilAborted(this.firstAttempt, signal, `connect to ${this.label}`);
+    if (this.refusal) throw this.refusal;
+    if (this.session) return this.session;
+    throw new Error(`${this.label} is not connected (${this.client.status}${this.lastError ? `: ${this.lastError.message}` : ''})`);
+  }
+
+  /** The subscriber connection (created at first use), once ready; fails after the connect timeout. */
   async subscriber(onMessage: (channel: string) => void): Promise<Redis> {
     if (!this.subscriberClient) {
       // No command timeout here: a subscriber connection legitimately waits for messages.
-      this.subscriberClient = this.connect(failFast(this.options, undefined));
+      this.subscriberClient = this.connect(failFast(this.options, this.settings, 0));
       this.subscriberClient.on('message', onMessage);
+      this.subscriberClient.on('ready', () => this.handshakeDone(this.subscriberClient!));
       const subscriber = this.subscriberClient;
       // A permanent subscription keeps the connection in subscriber mode between waits, so ioredis
       // never has to leave and re-enter it while an UNSUBSCRIBE and a SUBSCRIBE are in flight.
@@ -72,8 +112,53 @@ export class RedisNode {
     return this.subscriberClient?.status === 'ready' ? this.subscriberClient : undefined;
   }
 
-  async close(): Promise<void> {
-    await Promise.all([this.client, this.subscriberClient].map((client) => client && quit(client)));
+  /** Polite QUIT, given up when `signal` aborts or after one command timeout; then the sockets are closed. */
+  async close(signal: AbortSignal): Promise<void> {
+    const clients = [this.client, this.subscriberClient].filter((client): client is Redis => client !== undefined);
+    const limit = AbortSignal.any([signal, AbortSignal.timeout(this.settings.commandTimeoutMs || this.settings.connectTimeoutMs)]);
+    await untilAborted(Promise.all(clients.map((client) => quit(client))), limit, 'close').catch(() => undefined);
+    for (const client of clients) client.disconnect(false);
+    for (const timer of this.handshakeTimers.values()) clearTimeout(timer);
+    this.handshakeTimers.clear();
+  }
+
+  /** Runs on every new connection before anyone may use it: SELECT the db; a refusal is a configuration error, not db 0. */
+  private async verify(): Promise<void> {
+    const connection = this.connection;
+    const client = this.client;
+    try {
+      if (this.settings.db !== 0) await client.select(this.settings.db);
+    } catch (error) {
+      if (connection !== this.connection) return;
+      // Only the server's own answer is a refusal; a timeout or a dropped connection is retried.
+      if ((error as Error).name !== 'ReplyError') {
+        this.lastError = error as Error;
+        client.disconnect(true);
+        return;
+      }
+      this.refusal = new InvalidArgumentError(
+        'url',
+        `database ${this.settings.db} is refused by ${this.label} (${(error as Error).message}); the server's "databases" setting limits it`,
+      );
+      this.handshakeDone(client);
+      this.endFirstAttempt();
+      return;
+    }
+    if (connection !== this.connection) return;
+    this.refusal = undefined;
+    this.session = { client, id: ++this.sessions };
+    this.handshakeDone(client);
+    this.endFirstAttempt();
+  }
+
+  private connectionClosed(): void {
+    this.connection++;
+    this.endFirstAttempt();
+    const ended = this.session;
+    this.session = undefined;
+    if (ended) {
+      this.onSessionEnded?.(this, `the connection to ${this.label} dropped: the server may have restarted or failed over and forgotten the lock`);
+    }
   }
 
   private connect(options: RedisOptions): Redis {
@@ -82,12 +167,34 @@ export class RedisNode {
     client.on('error', (error: Error) => {
       this.lastError = error;
     });
+    // ioredis bounds the TCP connect only: a server that accepts and never answers would hold the
+    // handshake forever. Start over when it takes longer than the connect timeout.
+    client.on('connect', () => {
+      this.handshakeDone(client);
+      const timer = setTimeout(() => {
+        this.handshakeTimers.delete(client);
+        this.lastError = new Error(`no answer within ${this.settings.connectTimeoutMs} ms after connecting`);
+        client.disconnect(true);
+      }, this.settings.connectTimeoutMs);
+      timer.unref();
+      this.handshakeTimers.set(client, timer);
+    });
+    client.on('close', () => this.handshakeDone(client));
     return client;
+  }
+
+  private endFirstAttempt(): void {
+    this.firstAttemptOver = true;
+    this.settleFirstAttempt();
+  }
+
+  private handshakeDone(client: Redis): void {
+    clearTimeout(this.handshakeTimers.get(client));
+    this.handshakeTimers.delete(client);
   }
 }
 
-/** Polite QUIT when connected, then disconnect, which also cancels any pending reconnect timer. */
+/** Polite QUIT when connected. */
 async function quit(client: Redis): Promise<void> {
   if (client.status === 'ready') await client.quit().catch(() => undefined);
-  client.disconnect(false);
 }

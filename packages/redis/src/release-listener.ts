@@ -1,3 +1,4 @@
+import { untilAborted } from './until-aborted.js';
 import type { RedisNode } from './redis-node.js';
 
 interface Channel {
@@ -22,13 +23,22 @@ export class ReleaseListener {
 
   constructor(private readonly nodes: readonly RedisNode[]) {}
 
-  /** Resolves once the subscriptions are active: a release published after that is seen. */
-  async watch(names: readonly string[]): Promise<Watch> {
+  /**
+   * Resolves once the subscriptions are active: a release published after that is seen. Rejects
+   * when `signal` aborts first, leaving no subscription behind for this watcher.
+   */
+  async watch(names: readonly string[], signal: AbortSignal): Promise<Watch> {
     let wake!: () => void;
     const changed = new Promise<void>((resolve) => (wake = resolve));
     const joined = names.map((name) => this.join(name, wake));
-    await Promise.all(joined.map((channel) => channel.subscribed));
-    return { changed, stop: () => names.forEach((name) => this.leave(name, wake)) };
+    const stop = (): void => names.forEach((name) => this.leave(name, wake));
+    try {
+      await untilAborted(Promise.all(joined.map((channel) => channel.subscribed)), signal, 'subscribe');
+    } catch (error) {
+      stop();
+      throw error;
+    }
+    return { changed, stop };
   }
 
   private join(name: string, wake: () => void): Channel {

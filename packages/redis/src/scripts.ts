@@ -1,13 +1,15 @@
 import { LuaScript } from './lua-script.js';
 
-// KEYS[1] is always the lock key (value = lockId, as in redlock), KEYS[2] the companion hash.
+// KEYS[1] is always the lock key (value = lockId, as in redlock). The holder hash (who holds it)
+// expires with the lock key, so a lock that lapses unreleased leaves nothing that looks like a
+// holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
  * Grant: SET NX PX, then the fencing counter is bumped in the same script, so tokens strictly
  * increase per key. A missing counter (first use of the key, or a server that lost its data) starts
  * at the server's clock in microseconds: above any earlier counter, which grew by at most one per
  * attempt, and attempts take far longer than a microsecond.
- * ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
+ * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
  * Returns {1, token, acquiredAtMs} (server clock) when granted; {0} when busy, or {0, counter} with
  * bumpWhenBusy (quorum mode: a node that refused still moves its counter past the holder's token, so
  * the informational token of the next grant exceeds this holder's even if this node is not among
@@ -28,16 +30,21 @@ end
 local token = bump(KEYS[2])
 local now = redis.call('time')
 local at = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
-redis.call('hset', KEYS[2], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
-if ARGV[5] == '1' then redis.call('hset', KEYS[2], 'reason', ARGV[4]) else redis.call('hdel', KEYS[2], 'reason') end
+redis.call('del', KEYS[3])
+redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
+if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
+redis.call('pexpire', KEYS[3], ARGV[2])
+-- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
+redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
 return {1, token, at}
 `);
 
-/** Prolongs the key if lockId holds it. Returns 1 extended, 0 missing, -1 held by another value. */
+/** Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing, -1 held by another value. */
 export const EXTEND = new LuaScript(`
 local value = redis.call('get', KEYS[1])
 if value == ARGV[1] then
   redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('pexpire', KEYS[2], ARGV[2])
   return 1
 end
 if value then return -1 end
@@ -50,24 +57,24 @@ if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0
 `);
 
-/** Frees the key if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0. */
+/** Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0. */
 export const RELEASE = new LuaScript(`
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('del', KEYS[1])
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+redis.call('del', KEYS[1], KEYS[2])
 redis.call('publish', ARGV[2], 'released')
 return 1
 `);
 
-/** Frees the key whoever holds it (holdfast or not). ARGV: channel. Returns 1 if it was held. */
+/** Frees the key (and holder hash, KEYS[2]) whoever holds it (holdfast or not). ARGV: channel. Returns 1 if it was held. */
 export const FORCE_RELEASE = new LuaScript(`
-if redis.call('del', KEYS[1]) == 0 then return 0 end
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+local held = redis.call('del', KEYS[1])
+redis.call('del', KEYS[2])
+if held == 0 then return 0 end
 redis.call('publish', ARGV[1], 'force-released')
 return 1
 `);
 
-/** Returns false when free, else {value, pttl, id, owner, reason, acquiredAtMs, token} (metadata may be false). */
+/** KEYS: lock, holder hash. Returns false when free, else {value, pttl, id, owner, reason, acquiredAtMs, token} (metadata may be false). */
 export const INSPECT = new LuaScript(`
 local value = redis.call('get', KEYS[1])
 if not value then return false end

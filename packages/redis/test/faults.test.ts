@@ -3,7 +3,7 @@ import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider } from '../src/index.js';
+import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { quorumUrl } from './quorum-url.js';
 
 const missing = await needLocalBinary('redis-server');
@@ -47,14 +47,14 @@ function lostWithin(lock: Lock, ms: number): Promise<unknown> {
   });
 }
 
-/** The value of the lock key on each node, read directly (null: the node has no such key). */
+/** The value of the lock key (default prefix) on each node, read directly (null: the node has no such key). */
 async function valuesOnNodes(set: RedisSet, key: string): Promise<(string | null)[]> {
   return Promise.all(
     set.urls.map(async (url) => {
       const client = new Redis(url, { lazyConnect: true });
       try {
         await client.connect();
-        return await client.get(key);
+        return await client.get(`${DEFAULT_PREFIX}${key}`);
       } finally {
         client.disconnect();
       }

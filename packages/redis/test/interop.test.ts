@@ -14,7 +14,7 @@ afterAll(() => set?.stop(), 60_000);
 let keyCount = 0;
 const newKey = (): string => `interop/${process.pid}/${Date.now()}-${++keyCount}`;
 
-/** Same resources, two libraries: redlock with `clients`, holdfast with `url` (and `prefix`). */
+/** Same resources, two libraries: redlock with `clients`, holdfast with `url` and the interop setting `prefix: ''`. */
 function modes(urls: string[]) {
   return [
     { mode: 'single node', url: urls[0]!, clientUrls: urls.slice(0, 1) },
@@ -36,8 +36,8 @@ describe.skipIf(!set)('interoperability with the redlock package (5.0.0-beta.2)'
       // No retries: one attempt, like tryAcquire.
       return new Redlock(own, { retryCount: 0 });
     };
-    const holdfast = (prefix?: string): LockProvider => {
-      const provider = createRedisProvider({ url, ...(prefix === undefined ? {} : { prefix }) });
+    const holdfast = (prefix: string | 'default' = ''): LockProvider => {
+      const provider = createRedisProvider({ url, ...(prefix === 'default' ? {} : { prefix }) });
       providers.push(provider);
       return provider;
     };
@@ -85,6 +85,16 @@ describe.skipIf(!set)('interoperability with the redlock package (5.0.0-beta.2)'
       await expiring!.release();
       await expect(theirs.extend(10_000)).resolves.toBeDefined();
       await theirs.release();
+    });
+
+    test('by default Holdfast keys live under "holdfast:": redlock on the bare name is another lock, on the prefixed name the same', async () => {
+      const key = newKey();
+      const lock = await holdfast('default').tryAcquire(key);
+      expect(lock).not.toBeNull();
+      const bare = await redlock().acquire([key], 5000);
+      await bare.release();
+      await expect(redlock().acquire([`holdfast:${key}`], 5000)).rejects.toBeInstanceOf(ExecutionError);
+      await lock!.release();
     });
 
     test('with a prefix, the Redis key (and redlock resource) is prefix + key', async () => {

@@ -1,6 +1,6 @@
 import { createLockProvider, ErrorCode } from '@holdfast/core';
 import { describe, expect, test } from 'vitest';
-import { parseRedisUrl } from '../src/index.js';
+import { createRedisProvider, parseRedisUrl } from '../src/index.js';
 
 describe('redis URLs', () => {
   test('single node, with credentials, database and prefix', () => {
@@ -10,8 +10,9 @@ describe('redis URLs', () => {
     expect(parsed.prefix).toBe('app:');
   });
 
-  test('defaults: port 6379, db 0, no prefix; rediss: turns TLS on', () => {
-    expect(parseRedisUrl(new URL('redis://localhost'))).toEqual({ nodes: [{ host: 'localhost', port: 6379, db: 0 }], db: 0, prefix: '' });
+  test('defaults: port 6379, db 0, prefix left to the provider; ?prefix= (empty) is no prefix; rediss: turns TLS on', () => {
+    expect(parseRedisUrl(new URL('redis://localhost'))).toEqual({ nodes: [{ host: 'localhost', port: 6379, db: 0 }], db: 0, prefix: undefined });
+    expect(parseRedisUrl('redis://localhost?prefix=').prefix).toBe('');
     expect(parseRedisUrl(new URL('rediss://h:1')).nodes[0]!.tls).toEqual({});
   });
 
@@ -26,8 +27,41 @@ describe('redis URLs', () => {
   });
 
   test('bad URLs are InvalidArgument errors', () => {
-    expect(() => parseRedisUrl(new URL('redis://h/abc'))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
-    expect(() => parseRedisUrl(new URL('redis://h?quorum=a:b:c'))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    const invalid = expect.objectContaining({ code: ErrorCode.InvalidArgument });
+    for (const url of [
+      'redis://h/abc',
+      'redis://h/-1',
+      'redis://h/1.5',
+      'redis://h/1e1',
+      'redis://h/0/extra',
+      'redis://h:notaport',
+      'redis://h:0',
+      'redis://h?quorum=a:b:c',
+      'redis://h?quorum=u:p@h2:1',
+      'redis://h?db=2',
+      'not a url',
+    ]) {
+      expect(() => parseRedisUrl(url), url).toThrow(invalid);
+    }
+  });
+
+  test('a quorum that lists one node twice is refused (it would never reach a majority of distinct servers)', () => {
+    const invalid = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/listed twice/) });
+    expect(() => parseRedisUrl('redis://127.0.0.1:7001?quorum=127.0.0.1:7002,127.0.0.1:7001')).toThrow(invalid);
+    expect(() => parseRedisUrl('redis://h:7001?quorum=H:7001,x:1')).toThrow(invalid);
+    expect(() => parseRedisUrl('redis://h?quorum=h:6379,x:1')).toThrow(invalid);
+  });
+
+  test('createLockProvider: bad Redis URLs and options are InvalidArgument errors before anything connects', async () => {
+    const invalid = expect.objectContaining({ code: ErrorCode.InvalidArgument });
+    await expect(createLockProvider('redis://h:notaport')).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1/-3')).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1?quorum=127.0.0.1:2,127.0.0.1:1')).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { prefx: 'typo:' } })).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { safetyPollMs: -1 } })).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1?prefix=a:', { adapter: { prefix: 'b:' } })).rejects.toEqual(invalid);
+    expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', nodes: [{ port: 2 }] })).toThrow(invalid);
+    expect(() => createRedisProvider({ nodes: [{ port: 1, db: 1 }, { port: 2, db: 2 }] })).toThrow(invalid);
   });
 
   test('createLockProvider routes redis: URLs here; a quorum URL declares fencing "none"', async () => {

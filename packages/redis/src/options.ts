@@ -1,0 +1,71 @@
+import { InvalidArgumentError } from '@holdfast/core';
+import type { RedisOptions } from 'ioredis';
+
+export interface RedisProviderOptions {
+  /**
+   * `redis://host:6379/0`, or a quorum: `redis://h1:6379?quorum=h2:6379,h3:6379` (see parseRedisUrl).
+   * Either this or `nodes`.
+   */
+  readonly url?: string | URL;
+  /** ioredis options per independent server; more than one means Redlock quorum mode. */
+  readonly nodes?: readonly RedisOptions[];
+  /**
+   * Prepended to every Redis key. Default `holdfast:`, so lock keys never meet the app's own keys.
+   * `''` makes the Redis key the Holdfast key, which is what the redlock package uses as its
+   * resource name: the setting for locks shared with redlock users. Also `?prefix=` in the URL.
+   */
+  readonly prefix?: string;
+  readonly owner?: string;
+  /** Longest time one backend call may take, in ms (core's default 5000). */
+  readonly callTimeoutMs?: number;
+  /** Longest time close() takes, in ms (core's default 5000). */
+  readonly closeTimeoutMs?: number;
+  /** Longest wait between checks of a busy key if no wake-up arrives. Default 2000 ms. */
+  readonly safetyPollMs?: number;
+  /** Per-command time limit, so a hung server counts as failed. Default 2000 ms; 0 = none. */
+  readonly commandTimeoutMs?: number;
+  /** Longest time to open a usable connection (TCP, handshake, SELECT). Default 3000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Quorum mode: clock drift allowance per ms of TTL. Default 0.01 (plus 2 ms), as redlock. */
+  readonly driftFactor?: number;
+}
+
+/** What `createLockProvider(url, { adapter })` may set for Redis: the rest comes from the URL or core. */
+const ADAPTER_OPTIONS = ['prefix', 'safetyPollMs', 'commandTimeoutMs', 'connectTimeoutMs', 'driftFactor'] as const;
+
+type AdapterOptions = Pick<RedisProviderOptions, (typeof ADAPTER_OPTIONS)[number]>;
+
+/** `options.adapter` of createLockProvider: every key honoured, or an InvalidArgumentError. */
+export function adapterOptions(adapter: Readonly<Record<string, unknown>> | undefined): AdapterOptions {
+  if (adapter === undefined) return {};
+  if (adapter === null || typeof adapter !== 'object') throw new InvalidArgumentError('adapter', 'expected an object of Redis settings');
+  for (const name of Object.keys(adapter)) {
+    if (!(ADAPTER_OPTIONS as readonly string[]).includes(name)) {
+      throw new InvalidArgumentError(`adapter.${name}`, `not a Redis setting; expected one of ${ADAPTER_OPTIONS.join(', ')} (the rest goes in the URL)`);
+    }
+  }
+  return adapter as AdapterOptions;
+}
+
+/** Types and ranges of the Redis settings, before anything connects. */
+export function checkOptions(options: RedisProviderOptions): void {
+  if (options.prefix !== undefined && typeof options.prefix !== 'string') throw new InvalidArgumentError('prefix', 'expected a string');
+  nonNegative('safetyPollMs', options.safetyPollMs, 1);
+  nonNegative('commandTimeoutMs', options.commandTimeoutMs, 0);
+  nonNegative('connectTimeoutMs', options.connectTimeoutMs, 1);
+  if (options.driftFactor !== undefined && !(typeof options.driftFactor === 'number' && options.driftFactor >= 0 && options.driftFactor < 0.5)) {
+    throw new InvalidArgumentError('driftFactor', `expected a number from 0 to below 0.5, got ${String(options.driftFactor)}`);
+  }
+  const dbs = new Set((options.nodes ?? []).map((node) => node.db ?? 0));
+  for (const db of dbs) {
+    if (!Number.isInteger(db) || db < 0) throw new InvalidArgumentError('nodes', `db ${String(db)} is not a non-negative integer`);
+  }
+  if (dbs.size > 1) throw new InvalidArgumentError('nodes', 'every node must use the same db');
+}
+
+function nonNegative(name: string, value: unknown, min: number): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new InvalidArgumentError(name, `expected a finite number >= ${min}, got ${String(value)}`);
+  }
+}

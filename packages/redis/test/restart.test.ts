@@ -1,0 +1,110 @@
+import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { quorumUrl } from './quorum-url.js';
+import { startRedisProcess, type RedisProcess } from './redis-process.js';
+
+// Servers restarted without persistence forget every key: the holder must hear about it before
+// anybody else can be granted the lock again.
+
+const missing = await needLocalBinary('redis-server');
+const single: RedisProcess | null = missing ? null : await startRedisProcess();
+const three: RedisSet | null = missing ? null : await startRedisSet(3);
+afterAll(() => Promise.all([single?.stop(), three?.stop()]), 60_000);
+
+let keyCount = 0;
+const newKey = (): string => `restart/${process.pid}/${Date.now()}-${++keyCount}`;
+const providers: LockProvider[] = [];
+const open = (options: RedisProviderOptions): LockProvider => {
+  const provider = createRedisProvider(options);
+  providers.push(provider);
+  return provider;
+};
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+/** Resolves with the holder's signal state at the moment the waiter is granted. */
+function holderAbortedWhenGranted(waiter: Promise<Lock>, holder: Lock): Promise<{ lock: Lock; holderAborted: boolean }> {
+  return waiter.then((lock) => ({ lock, holderAborted: holder.signal.aborted }));
+}
+
+describe.skipIf(!single)('a single server restarted without persistence', { timeout: 30_000 }, () => {
+  test('the holder is told at once, before a waiter in another provider is granted the forgotten key', async () => {
+    const server = single!;
+    const key = newKey();
+    const holder = await open({ url: server.url }).tryAcquire(key, { ttlMs: 30_000 });
+    expect(holder).not.toBeNull();
+    const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000 }), holder!);
+    const restartedAt = Date.now();
+    await server.restart();
+    // A provider that first connects after the restart has no connection to lose and races the waiter.
+    const fresh = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000 }), holder!);
+    const first = await Promise.race([waiter.then((won) => ({ won, other: fresh })), fresh.then((won) => ({ won, other: waiter }))]);
+    expect(first.won.holderAborted, 'holder still believed it held the lock when another was granted').toBe(true);
+    expect(Date.now() - restartedAt, 'the forgotten key was granted well before the holder\'s lease ended').toBeLessThan(15_000);
+    await first.won.lock.release();
+    const second = await first.other;
+    expect(second.holderAborted).toBe(true);
+    await second.lock.release();
+    const reason = holder!.signal.reason as { code?: string; message?: string };
+    expect(reason.code).toBe(ErrorCode.Lost);
+    expect(reason.message).toMatch(/connection to redis 127\.0\.0\.1:\d+ dropped/);
+  });
+
+  test('a dropped connection with the server intact is treated the same (it cannot be told apart from a restart); release still frees the key', async () => {
+    const server = single!;
+    const key = newKey();
+    const holding = open({ nodes: [{ host: '127.0.0.1', port: server.port, connectionName: 'restart-test-holder' }] });
+    const holder = await holding.tryAcquire(key, { ttlMs: 30_000 });
+    expect(holder).not.toBeNull();
+    const admin = new Redis(server.url);
+    try {
+      const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes('name=restart-test-holder'));
+      expect(clients).toHaveLength(1);
+      const id = /\bid=(\d+)/.exec(clients[0]!)![1]!;
+      await admin.client('KILL', 'ID', id);
+      await until(() => holder!.signal.aborted, 2000, 'holder told after its connection was killed');
+      expect((holder!.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
+      // The key is still there (nothing restarted) until the holder releases it: others wait, nobody overlaps.
+      const other = open({ url: server.url });
+      expect(await other.tryAcquire(key)).toBeNull();
+      await until(async () => (await holding.inspect(key).catch(() => undefined)) !== undefined, 3000, 'holder reconnected');
+      await holder!.release();
+      expect(await other.tryAcquire(key)).not.toBeNull();
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
+
+describe.skipIf(!three)('a quorum of 3 with nodes restarted without persistence', { timeout: 30_000 }, () => {
+  test('one node restarted: the grant keeps a majority of votes; a second one: the holder is told before a waiter is granted', async () => {
+    const set = three!;
+    const url = quorumUrl(set.urls);
+    const key = newKey();
+    const holder = await open({ url }).tryAcquire(key, { ttlMs: 30_000 });
+    expect(holder).not.toBeNull();
+    const other = open({ url });
+    await set.restart(0);
+    expect(await other.tryAcquire(key)).toBeNull();
+    expect(holder!.signal.aborted).toBe(false);
+    const waiter = holderAbortedWhenGranted(other.acquire(key, { waitMs: 15_000 }), holder!);
+    await set.restart(1);
+    const granted = await waiter;
+    expect(granted.holderAborted, 'holder still believed it held the lock when the waiter was granted').toBe(true);
+    expect((holder!.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
+    await granted.lock.release();
+  });
+});
+
+async function until(condition: () => boolean | Promise<boolean>, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
