@@ -184,7 +184,7 @@ describe('FaultProxy', () => {
 });
 
 describe('hungListener', () => {
-  test('accepts, never answers, and counts connections the client closed', async () => {
+  test('accepts, never answers, and counts a connection open until the client really closed it', async () => {
     const hung = await hungListener();
     try {
       const client = await connect(hung.address);
@@ -193,7 +193,10 @@ describe('hungListener', () => {
       await new Promise((resolve) => setTimeout(resolve, 200)); // absence of an answer needs a wait
       expect(client.received).toBe('');
       client.socket.end();
-      await pollUntil(() => hung.openConnections === 0, 1000, 'a client half-close did not close the connection');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a half-close must stay counted: needs a wait
+      expect(hung.openConnections, 'a client that only half-closed is still connected').toBe(1);
+      client.socket.destroy();
+      await pollUntil(() => hung.openConnections === 0, 1000, 'a destroyed client connection is still counted open');
       expect(hung.connectionsAccepted).toBe(1);
     } finally {
       await hung.close();

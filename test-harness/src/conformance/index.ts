@@ -1,6 +1,7 @@
 import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
+import { faultCases } from './faults.js';
 import { waitingCases } from './waiting.js';
 import { exclusionCases } from './exclusion.js';
 import { expiryCases } from './expiry.js';
@@ -50,5 +51,6 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
     describe('inspection', () => inspectionCases(cases));
     describe('lifecycle and bad input', () => lifecycleCases(cases));
     describe('crash', () => crashCases(cases));
+    describe('faults', () => faultCases(cases));
   });
 }

@@ -1,4 +1,5 @@
 import type { LockProvider } from '@holdfast/core';
+import type { FaultHooks, NoFaultHooks } from '../faults/hooks.js';
 
 /** What an adapter author hands the conformance suite. */
 export interface ConformanceTarget {
@@ -20,6 +21,12 @@ export interface ConformanceTarget {
    * failed is not busy" case. Without it the case is skipped with a reason.
    */
   createUnreachableProvider?(): Promise<LockProvider> | LockProvider;
+  /**
+   * For the cross-process fault cases (stalled grab through a proxy, hung server, paused holder,
+   * cut connection): the server's loopback address and a way to build a provider at another
+   * address. `{ unsupported: reason }` or nothing skips them with a reason.
+   */
+  readonly faults?: FaultHooks | NoFaultHooks;
   /** TTL for the expiry cases, in ms. Default: max(capabilities.minTtlMs, 600). */
   readonly shortTtlMs?: number;
   /** How soon a waiter must hold the lock after a release, in ms. Default 1500. */

@@ -6,10 +6,12 @@ export interface HungListener {
   readonly address: ServerAddress;
   /** Connections accepted so far. */
   readonly connectionsAccepted: number;
-  /** Connections the clients have not closed yet. */
+  /** Connections the clients have not fully closed yet (a half-close waiting for the server counts as open). */
   readonly openConnections: number;
   close(): Promise<void>;
 }
+
+const PROBE_EVERY_MS = 50;
 
 export async function hungListener(): Promise<HungListener> {
   const server = createServer({ allowHalfOpen: true });
@@ -19,9 +21,17 @@ export async function hungListener(): Promise<HungListener> {
     accepted++;
     open.add(socket);
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => open.delete(socket));
-    // A half-close from the client is its goodbye: finish the close so the socket is really gone.
-    socket.on('end', () => socket.end());
+    socket.on('close', () => {
+      open.delete(socket);
+      clearInterval(probe);
+    });
+    // A hung server never closes its side. Once the client said goodbye (FIN), probe it now and then:
+    // a client that really closed its socket answers with a reset; one that only half-closed it and
+    // is still waiting for the server keeps the connection (and its handle) open, and is counted.
+    let probe: NodeJS.Timeout | undefined;
+    socket.on('end', () => {
+      probe = setInterval(() => socket.write('\0'), PROBE_EVERY_MS);
+    });
     socket.resume();
   });
   const address = await listenOnLoopback(server);

@@ -167,7 +167,7 @@ export class FaultProxy {
       // A cut server: the connection opens and nothing ever comes back.
       this.silent.add(client);
       client.on('close', () => this.silent.delete(client));
-      client.on('end', () => client.end());
+      client.on('end', () => void client.end());
       client.resume();
       return;
     }
@@ -183,12 +183,12 @@ export class FaultProxy {
     };
     upstream.on('error', drop);
     client.on('error', drop);
-    client.on('close', () => this.afterSend(pipe, 'toUpstream', () => upstream.end()));
+    client.on('close', () => this.afterSend(pipe, 'toUpstream', () => void upstream.end()));
     upstream.on('close', () => this.afterSend(pipe, 'toClient', drop));
     client.on('data', (chunk: Buffer) => this.fromClient(pipe, chunk));
     upstream.on('data', (chunk: Buffer) => this.send(pipe, 'toClient', chunk, undefined));
-    client.on('end', () => this.afterSend(pipe, 'toUpstream', () => upstream.end()));
-    upstream.on('end', () => this.afterSend(pipe, 'toClient', () => client.end()));
+    client.on('end', () => this.afterSend(pipe, 'toUpstream', () => void upstream.end()));
+    upstream.on('end', () => this.afterSend(pipe, 'toClient', () => void client.end()));
   }
 
   private fromClient(pipe: Pipe, chunk: Buffer): void {

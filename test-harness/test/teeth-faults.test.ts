@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { LineDefect } from './fixtures/cross-process/line-backend.mjs';
+
+/**
+ * The fault cases must have teeth: run them against a cross-process lock (a line-protocol server in
+ * a child process, see fixtures/cross-process) with planted defects, and check that each defect
+ * fails the fault case that guards against it while the defect-free control passes them all.
+ */
+const EXPECTED_FAILURES: Record<Exclude<LineDefect, 'none'>, string> = {
+  'two-step-grant': 'F3. a stalled grab must not double-grant (tryAcquire, write 2',
+  'deaf-to-signal': 'F1. a hung server does not hang the caller',
+  'late-loss': 'F5. a cut connection',
+  'renews-after-lost': 'F4. a paused holder process is told it lost the lock',
+};
+
+interface AssertionResult {
+  ancestorTitles: string[];
+  title: string;
+  status: 'passed' | 'failed' | 'skipped' | 'pending';
+}
+
+const harnessRoot = fileURLToPath(new URL('..', import.meta.url));
+const vitestCli = join(createRequire(import.meta.url).resolve('vitest/package.json'), '..', 'vitest.mjs');
+const NESTED_RUN_MS = 150_000;
+let outputDir: string;
+let results: AssertionResult[] = [];
+
+function faultResultsFor(defect: LineDefect): AssertionResult[] {
+  return results.filter((result) => result.ancestorTitles[0] === `conformance: line(${defect})` && result.ancestorTitles[1] === 'faults');
+}
+
+describe('the fault cases against a cross-process lock with planted defects', () => {
+  beforeAll(async () => {
+    outputDir = mkdtempSync(join(tmpdir(), 'holdfast-teeth-faults-'));
+    const outputFile = join(outputDir, 'results.json');
+    const run = spawn(
+      process.execPath,
+      [
+        vitestCli,
+        'run',
+        '--config',
+        'test/fixtures/cross-process/vitest.config.ts',
+        '--testNamePattern',
+        'F[1-9]\\. ',
+        '--reporter=json',
+        `--outputFile=${outputFile}`,
+      ],
+      { cwd: harnessRoot, stdio: 'ignore', timeout: NESTED_RUN_MS },
+    );
+    await once(run, 'exit');
+    results = (JSON.parse(readFileSync(outputFile, 'utf8')) as { testResults: { assertionResults: AssertionResult[] }[] }).testResults.flatMap(
+      (file) => file.assertionResults,
+    );
+  }, NESTED_RUN_MS + 10_000);
+
+  afterAll(() => rmSync(outputDir, { recursive: true, force: true }));
+
+  test('the defect-free control passes every fault case', () => {
+    const control = faultResultsFor('none');
+    expect(control.filter((result) => result.status === 'passed').length, 'fault cases the control ran and passed').toBeGreaterThanOrEqual(9);
+    expect(control.filter((result) => result.status !== 'passed').map((result) => `${result.status}: ${result.title}`)).toEqual([]);
+  });
+
+  test.each(Object.entries(EXPECTED_FAILURES))('defect "%s" fails the case "%s"', (defect, caseTitle) => {
+    const ran = faultResultsFor(defect as LineDefect);
+    expect(ran.length, `no fault results for ${defect}`).toBeGreaterThanOrEqual(9);
+    const failed = ran.filter((result) => result.status === 'failed').map((result) => result.title);
+    expect(failed.some((title) => title.startsWith(caseTitle)), `failed cases: ${failed.join(' | ')}`).toBe(true);
+  });
+});
