@@ -150,7 +150,9 @@ export class PrefixWatch {
           : entry.Session
             ? 'the key is held by another session'
             : 'the key was released (session invalidated or released externally)';
-      this.lose(held, reset ? `${what}; ${reset}` : what);
+      // Read after the grant, yet below its index: the server forgot its history.
+      const note = reset ?? (index < held.token ? `Consul's index ${index} is below this grant's ${held.token}: its state was reset (restart without data?)` : undefined);
+      this.lose(held, note ? `${what}; ${note}` : what);
     }
     for (const waiter of [...this.waiters]) {
       if (index < waiter.busySince) continue;
