@@ -4,12 +4,13 @@ import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js'
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock } from './types.js';
-import { validateTtl } from './validation.js';
+import { type TtlPolicy, effectiveTtl } from './validation.js';
 
 type State = 'held' | 'lost' | 'released';
 
 export interface HeldLockContext {
   readonly caller: BackendCaller;
+  readonly ttlPolicy: TtlPolicy;
   readonly timers: TimerHeap;
   readonly forget: (lock: HeldLock) => void;
 }
@@ -75,7 +76,7 @@ export class HeldLock implements Lock, ScheduledTask {
 
   async extend(ttlMs?: number): Promise<void> {
     this.assertHeld();
-    const ttl = ttlMs === undefined ? this.ttlMs : validateTtl(ttlMs, this.backend.capabilities);
+    const ttl = ttlMs === undefined ? this.ttlMs : effectiveTtl(ttlMs, this.backend.capabilities, this.context.ttlPolicy);
     const started = Date.now();
     const result = await this.context.caller.run('extend', (call) => this.backend.extend(this.key, this.lockId, ttl, call));
     if (result === undefined) {

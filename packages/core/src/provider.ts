@@ -14,7 +14,7 @@ import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
 import type { AcquireOptions, Capabilities, Lock, LockInfo, LockProvider } from './types.js';
-import { type ValidatedAcquire, validateAcquireOptions, validateKey } from './validation.js';
+import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey } from './validation.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 export interface ProviderOptions {
@@ -29,6 +29,11 @@ export interface ProviderOptions {
   readonly callTimeoutMs?: number;
   /** Longest time close() takes, in ms; locks whose release is not confirmed by then are reported lost. Default 5000. */
   readonly closeTimeoutMs?: number;
+  /**
+   * A `ttlMs` below the backend's minimum is raised to it ('raise', the default: the same code runs
+   * on every backend) or rejected with InvalidArgumentError ('reject').
+   */
+  readonly ttlBelowMinimum?: TtlPolicy;
 }
 
 /** The provider-level settings out of an app's options, for adapters' factories. */
@@ -36,9 +41,11 @@ export function providerOptions(options: {
   readonly owner?: string | undefined;
   readonly callTimeoutMs?: number | undefined;
   readonly closeTimeoutMs?: number | undefined;
+  readonly ttlBelowMinimum?: TtlPolicy | undefined;
 }): ProviderOptions {
-  const picked: { owner?: string; callTimeoutMs?: number; closeTimeoutMs?: number } = {};
+  const picked: { owner?: string; callTimeoutMs?: number; closeTimeoutMs?: number; ttlBelowMinimum?: TtlPolicy } = {};
   if (options.owner !== undefined) picked.owner = options.owner;
+  if (options.ttlBelowMinimum !== undefined) picked.ttlBelowMinimum = options.ttlBelowMinimum;
   if (options.callTimeoutMs !== undefined) picked.callTimeoutMs = options.callTimeoutMs;
   if (options.closeTimeoutMs !== undefined) picked.closeTimeoutMs = options.closeTimeoutMs;
   return picked;
@@ -66,6 +73,7 @@ class CoreLockProvider implements LockProvider {
   private readonly closing = new AbortController();
   private readonly pollIntervalMs: number;
   private readonly closeTimeoutMs: number;
+  private readonly ttlPolicy: TtlPolicy;
   private readonly caller: BackendCaller;
   /** Undo work of calls the caller stopped waiting for (a grant that landed late); close() waits for it. */
   private readonly cleanups = new Set<Promise<unknown>>();
@@ -81,9 +89,10 @@ class CoreLockProvider implements LockProvider {
     // Every waiting acquire listens to this signal; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
     this.pollIntervalMs = positiveMs(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS);
+    this.ttlPolicy = ttlPolicyOption(options.ttlBelowMinimum);
     this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
     this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS));
-    this.lockContext = { caller: this.caller, timers: this.timers, forget: (lock) => this.held.delete(lock) };
+    this.lockContext = { caller: this.caller, timers: this.timers, ttlPolicy: this.ttlPolicy, forget: (lock) => this.held.delete(lock) };
   }
 
   get backend(): string {
@@ -97,7 +106,7 @@ class CoreLockProvider implements LockProvider {
   async tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null> {
     this.assertOpen();
     validateKey(key);
-    const validated = validateAcquireOptions(options, this.capabilities);
+    const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const attempt = this.newAttempt(key, validated);
     let grant: Grant | null;
@@ -113,7 +122,7 @@ class CoreLockProvider implements LockProvider {
   async acquire(key: string, options?: AcquireOptions): Promise<Lock> {
     this.assertOpen();
     validateKey(key);
-    const validated = validateAcquireOptions(options, this.capabilities);
+    const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const { controller, dispose } = linkedController(validated.signal, this.closing.signal);
     try {
@@ -318,6 +327,12 @@ class BackendRetry {
   nextDelayMs(baseMs: number): number {
     return Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.min(this.failures - 1, 4));
   }
+}
+
+function ttlPolicyOption(value: unknown): TtlPolicy {
+  if (value === undefined) return 'raise';
+  if (value === 'raise' || value === 'reject') return value;
+  throw new InvalidArgumentError('ttlBelowMinimum', `expected "raise" or "reject", got ${JSON.stringify(value)}`);
 }
 
 function positiveMs(value: number | undefined, name: string, fallback: number): number {

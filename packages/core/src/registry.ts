@@ -17,6 +17,8 @@ export interface CreateLockProviderOptions {
   readonly callTimeoutMs?: number;
   /** Longest time close() takes, in ms (default 5000). */
   readonly closeTimeoutMs?: number;
+  /** A ttlMs below the backend's minimum: 'raise' it to the minimum (default) or 'reject' it. */
+  readonly ttlBelowMinimum?: 'raise' | 'reject';
   /** Adapter-specific settings that do not fit in the URL. */
   readonly adapter?: Readonly<Record<string, unknown>>;
   /**

@@ -43,6 +43,21 @@ export function validateTtl(ttlMs: unknown, capabilities: Capabilities, name = '
   return ttlMs;
 }
 
+/**
+ * What a TTL below the backend's minimum does. 'raise' (the default) lifts it to the minimum, so
+ * the same code runs on every backend: a longer lease only delays recovery from a crashed holder,
+ * it never weakens exclusion, and `lock.expiresAt` shows the real lease. 'reject' throws instead.
+ */
+export type TtlPolicy = 'raise' | 'reject';
+
+/** A valid TTL under the policy; above the maximum is always an error (a shorter lease than asked is unsafe). */
+export function effectiveTtl(ttlMs: unknown, capabilities: Capabilities, policy: TtlPolicy, name = 'ttlMs'): number {
+  if (policy === 'raise' && typeof ttlMs === 'number' && Number.isInteger(ttlMs) && ttlMs > 0 && ttlMs < capabilities.minTtlMs) {
+    return capabilities.minTtlMs;
+  }
+  return validateTtl(ttlMs, capabilities, name);
+}
+
 export function validateWait(waitMs: unknown): number {
   if (waitMs === undefined || waitMs === Infinity) return Infinity;
   if (typeof waitMs !== 'number' || Number.isNaN(waitMs)) {
@@ -60,11 +75,11 @@ export interface ValidatedAcquire {
   readonly signal: AbortSignal | undefined;
 }
 
-export function validateAcquireOptions(options: unknown, capabilities: Capabilities): ValidatedAcquire {
+export function validateAcquireOptions(options: unknown, capabilities: Capabilities, ttlPolicy: TtlPolicy = 'reject'): ValidatedAcquire {
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object') throw new InvalidArgumentError('options', `expected an object, got ${describe(options)}`);
   const o = options as AcquireOptions;
-  const ttlMs = o.ttlMs === undefined ? capabilities.defaultTtlMs : validateTtl(o.ttlMs, capabilities);
+  const ttlMs = o.ttlMs === undefined ? capabilities.defaultTtlMs : effectiveTtl(o.ttlMs, capabilities, ttlPolicy);
   const waitMs = validateWait(o.waitMs);
   if (o.reason !== undefined && typeof o.reason !== 'string') {
     throw new InvalidArgumentError('reason', `expected a string, got ${describe(o.reason)}`);

@@ -80,6 +80,30 @@ describe('input checks', () => {
   });
 });
 
+describe('one TTL rule on every backend', () => {
+  test("a ttlMs below the backend's minimum is raised to it by default, and expiresAt shows the real lease", async () => {
+    const backend = new ScriptedBackend();
+    const provider = createProvider(backend);
+    const before = Date.now();
+    const lock = await provider.acquire('k', { ttlMs: 1 });
+    expect(lock.expiresAt!.getTime()).toBeGreaterThanOrEqual(before + backend.capabilities.minTtlMs);
+    await provider.close();
+  });
+
+  test("with ttlBelowMinimum: 'reject' a ttlMs below the minimum is an InvalidArgumentError", async () => {
+    const provider = createProvider(new ScriptedBackend(), { ttlBelowMinimum: 'reject' });
+    await expect(provider.acquire('k', { ttlMs: 1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await provider.close();
+  });
+
+  test('a ttlMs above the maximum is rejected under either rule', async () => {
+    const provider = createProvider(new ScriptedBackend());
+    await expect(provider.acquire('k', { ttlMs: 10 ** 12 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(provider.acquire('k', { ttlMs: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await provider.close();
+  });
+});
+
 describe('errors across copies of core', () => {
   test('an error branded by another copy of core is recognised by instanceof and isHoldfastError', () => {
     const foreign = Object.assign(new Error('timed out'), { name: 'LockTimeoutError', code: 'HOLDFAST_TIMEOUT' });

@@ -12,6 +12,7 @@ export interface MemoryProviderOptions {
   readonly owner?: string;
   readonly callTimeoutMs?: number;
   readonly closeTimeoutMs?: number;
+  readonly ttlBelowMinimum?: 'raise' | 'reject';
 }
 
 const namedStores = new Map<string, MemoryStore>();
