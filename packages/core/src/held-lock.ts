@@ -5,12 +5,14 @@ import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock } from './types.js';
 import { type TtlPolicy, effectiveTtl } from './validation.js';
+import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
 
 type State = 'held' | 'lost' | 'released';
 
 export interface HeldLockContext {
   readonly caller: BackendCaller;
   readonly ttlPolicy: TtlPolicy;
+  readonly logger: Logger | undefined;
   readonly timers: TimerHeap;
   readonly forget: (lock: HeldLock) => void;
 }
@@ -69,6 +71,8 @@ export class HeldLock implements Lock, ScheduledTask {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.lostDetail = detail;
+    publish(CHANNELS.lost, () => this.event({ detail, cause, heldMs: Date.now() - this.acquiredAt.getTime() }));
+    this.context.logger?.warn(this.event({ detail, cause }), `holdfast: lock "${this.key}" was lost: ${detail}`);
     this.context.timers.cancel(this);
     this.context.forget(this);
     this.controller.abort(new LockLostError(this.key, detail, cause));
@@ -110,12 +114,16 @@ export class HeldLock implements Lock, ScheduledTask {
     this.state = 'released';
     this.context.timers.cancel(this);
     this.context.forget(this);
+    const heldMs = Date.now() - this.acquiredAt.getTime();
     try {
       await this.context.caller.run('release', (call) => this.backend.release(this.key, this.lockId, call), bounds);
     } catch (error) {
+      publish(CHANNELS.release, () => this.event({ heldMs, confirmed: false, error }));
+      this.context.logger?.warn(this.event({ error }), `holdfast: release of lock "${this.key}" was not confirmed`);
       this.controller.abort(new LockLostError(this.key, 'its release was not confirmed by the backend', error));
       throw error;
     }
+    publish(CHANNELS.release, () => this.event({ heldMs, confirmed: true }));
     this.controller.abort(new LockReleasedError(this.key));
   }
 
@@ -159,13 +167,20 @@ export class HeldLock implements Lock, ScheduledTask {
         return;
       }
       this.renewed(started, ttl, result);
+      publish(CHANNELS.renew, () => this.event({ ttlMs: ttl, expiresAt: this.expiresAt }));
     } catch (error) {
       if (this.state !== 'held') return;
       this.lastRenewalError = error;
+      publish(CHANNELS.renewFailed, () => this.event({ error, deadline: new Date(deadline) }));
+      this.context.logger?.warn(this.event({ error }), `holdfast: renewal of lock "${this.key}" failed; retrying until the lease runs out`);
       this.context.timers.schedule(this, Math.min(Date.now() + retryDelay(ttl), deadline));
     } finally {
       this.renewing = false;
     }
+  }
+
+  private event(fields: Record<string, unknown>): LockEvent {
+    return { backend: this.backend.name, owner: this.owner, key: this.key, token: this.token, ...fields };
   }
 
   private renewed(started: number, ttl: number, expiresAt: Date | null): void {

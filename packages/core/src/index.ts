@@ -5,3 +5,5 @@ export { ADAPTER_PACKAGES, configuredUrl, createLockProvider, redactUrl, registe
 export type { AdapterModule, CreateLockProviderOptions } from './registry.js';
 export { MAX_KEY_BYTES, MAX_REASON_LENGTH, validateKey } from './validation.js';
 export { parseDuration } from './duration.js';
+export { CHANNELS } from './diagnostics.js';
+export type { LockEvent, Logger } from './diagnostics.js';

@@ -10,6 +10,7 @@ import {
   LockTimeoutError,
   ProviderClosedError,
 } from './errors.js';
+import { CHANNELS, type Logger, publish } from './diagnostics.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
@@ -34,6 +35,8 @@ export interface ProviderOptions {
    * on every backend) or rejected with InvalidArgumentError ('reject').
    */
   readonly ttlBelowMinimum?: TtlPolicy;
+  /** Warnings (renewal failures, lost locks, unconfirmed releases) go here; pino-style `warn(fields, message)`. */
+  readonly logger?: Logger;
 }
 
 /** The provider-level settings out of an app's options, for adapters' factories. */
@@ -42,8 +45,10 @@ export function providerOptions(options: {
   readonly callTimeoutMs?: number | undefined;
   readonly closeTimeoutMs?: number | undefined;
   readonly ttlBelowMinimum?: TtlPolicy | undefined;
+  readonly logger?: Logger | undefined;
 }): ProviderOptions {
-  const picked: { owner?: string; callTimeoutMs?: number; closeTimeoutMs?: number; ttlBelowMinimum?: TtlPolicy } = {};
+  const picked: { owner?: string; callTimeoutMs?: number; closeTimeoutMs?: number; ttlBelowMinimum?: TtlPolicy; logger?: Logger } = {};
+  if (options.logger !== undefined) picked.logger = options.logger;
   if (options.owner !== undefined) picked.owner = options.owner;
   if (options.ttlBelowMinimum !== undefined) picked.ttlBelowMinimum = options.ttlBelowMinimum;
   if (options.callTimeoutMs !== undefined) picked.callTimeoutMs = options.callTimeoutMs;
@@ -92,7 +97,16 @@ class CoreLockProvider implements LockProvider {
     this.ttlPolicy = ttlPolicyOption(options.ttlBelowMinimum);
     this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
     this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS));
-    this.lockContext = { caller: this.caller, timers: this.timers, ttlPolicy: this.ttlPolicy, forget: (lock) => this.held.delete(lock) };
+    if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
+      throw new InvalidArgumentError('logger', 'expected an object with a warn(fields, message) method');
+    }
+    this.lockContext = {
+      caller: this.caller,
+      timers: this.timers,
+      ttlPolicy: this.ttlPolicy,
+      logger: options.logger,
+      forget: (lock) => this.held.delete(lock),
+    };
   }
 
   get backend(): string {
@@ -109,6 +123,7 @@ class CoreLockProvider implements LockProvider {
     const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const attempt = this.newAttempt(key, validated);
+    publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: 0 }));
     let grant: Grant | null;
     try {
       grant = await this.attemptGrant(attempt, validated.signal, undefined);
@@ -127,6 +142,7 @@ class CoreLockProvider implements LockProvider {
     const { controller, dispose } = linkedController(validated.signal, this.closing.signal);
     try {
       const attempt = this.newAttempt(key, validated);
+      publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: validated.waitMs }));
       const grant = await this.waitForGrant(attempt, validated.waitMs, controller.signal);
       return await this.adopt(attempt, grant);
     } catch (error) {
@@ -208,6 +224,7 @@ class CoreLockProvider implements LockProvider {
     }
     const retry = new BackendRetry();
     let sawBusy = false;
+    let waited = false;
     for (;;) {
       let grant: Grant | null = null;
       try {
@@ -229,6 +246,10 @@ class CoreLockProvider implements LockProvider {
         continue;
       }
       const slice = Math.min(remaining, MAX_WAIT_SLICE_MS);
+      if (!waited) {
+        waited = true;
+        publish(CHANNELS.wait, () => ({ backend: this.backend, owner: this.owner, key: attempt.request.key }));
+      }
       if (backend.waitForChange) {
         await this.caller
           .run('wait', () => backend.waitForChange!(attempt.request.key, { signal, timeoutMs: slice }), {
@@ -258,6 +279,7 @@ class CoreLockProvider implements LockProvider {
   private newAttempt(key: string, validated: ValidatedAcquire): Attempt {
     const attempt: Attempt = {
       handle: undefined,
+      startedAt: Date.now(),
       sentAt: Date.now(),
       pendingLoss: undefined,
       request: {
@@ -288,6 +310,14 @@ class CoreLockProvider implements LockProvider {
     const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStart);
     this.held.add(handle);
     attempt.handle = handle;
+    publish(CHANNELS.grant, () => ({
+      backend: this.backend,
+      owner: this.owner,
+      key: handle.key,
+      token: handle.token,
+      waitedMs: Date.now() - attempt.startedAt,
+      expiresAt: handle.expiresAt,
+    }));
     if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
     return handle;
   }
@@ -299,6 +329,7 @@ class CoreLockProvider implements LockProvider {
 
 interface Attempt {
   handle: HeldLock | undefined;
+  readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
   readonly request: GrantRequest;

@@ -1,4 +1,5 @@
 import { AdapterMissingError, InvalidArgumentError } from './errors.js';
+import type { Logger } from './diagnostics.js';
 import type { LockProvider } from './types.js';
 
 /** What an adapter package exports so that `createLockProvider(url)` can build it. */
@@ -19,6 +20,8 @@ export interface CreateLockProviderOptions {
   readonly closeTimeoutMs?: number;
   /** A ttlMs below the backend's minimum: 'raise' it to the minimum (default) or 'reject' it. */
   readonly ttlBelowMinimum?: 'raise' | 'reject';
+  /** Receives warnings (renewal failures, lost locks); pino-style `warn(fields, message)`. */
+  readonly logger?: Logger;
   /** Adapter-specific settings that do not fit in the URL. */
   readonly adapter?: Readonly<Record<string, unknown>>;
   /**

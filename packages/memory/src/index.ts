@@ -1,4 +1,4 @@
-import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
+import type { CreateLockProviderOptions, LockProvider, Logger } from '@holdfast/core';
 import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
@@ -13,6 +13,7 @@ export interface MemoryProviderOptions {
   readonly callTimeoutMs?: number;
   readonly closeTimeoutMs?: number;
   readonly ttlBelowMinimum?: 'raise' | 'reject';
+  readonly logger?: Logger;
 }
 
 const namedStores = new Map<string, MemoryStore>();
