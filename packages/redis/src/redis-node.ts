@@ -174,6 +174,8 @@ export class RedisNode {
       const timer = setTimeout(() => {
         this.handshakeTimers.delete(client);
         this.lastError = new Error(`no answer within ${this.settings.connectTimeoutMs} ms after connecting`);
+        // Nobody waits for the socket to finish closing: the attempt is over now.
+        if (client === this.client) this.endFirstAttempt();
         client.disconnect(true);
       }, this.settings.connectTimeoutMs);
       timer.unref();

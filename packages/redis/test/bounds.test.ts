@@ -1,0 +1,147 @@
+import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { RedisNode } from '../src/redis-node.js';
+import { startRedisProcess, type RedisProcess } from './redis-process.js';
+
+// Every call keeps the caller's bounds whatever the server does: a host that accepts connections
+// and never answers, or a server stopped with SIGSTOP (sockets open, nothing read).
+
+const missing = await needLocalBinary('redis-server');
+const server: RedisProcess | null = missing ? null : await startRedisProcess();
+const hung: HungListener = await hungListener();
+afterAll(async () => {
+  server?.resume();
+  await Promise.all([server?.stop(), hung.close()]);
+}, 30_000);
+
+let keyCount = 0;
+const newKey = (): string => `bounds/${process.pid}/${Date.now()}-${++keyCount}`;
+const providers: LockProvider[] = [];
+const open = (options: RedisProviderOptions): LockProvider => {
+  const provider = createRedisProvider(options);
+  providers.push(provider);
+  return provider;
+};
+afterEach(async () => {
+  server?.resume();
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+/** The outcome of `work` and how long it took, failing the test if it takes longer than `limitMs`. */
+async function timed(work: Promise<unknown>, limitMs: number, what: string): Promise<{ ms: number; error: unknown }> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still running after ${limitMs} ms`)), limitMs);
+  });
+  try {
+    const error = await Promise.race([work.then(() => undefined, (caught: unknown) => caught), timeUp]);
+    return { ms: performance.now() - started, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+
+describe('a host that accepts connections and never answers', { timeout: 30_000 }, () => {
+  const url = `redis://${hung.address.host}:${hung.address.port}`;
+
+  test('acquire({ waitMs: 2000 }) gives up at its deadline with a BackendError (the CLI\'s --wait 2s)', async () => {
+    const { ms, error } = await timed(open({ url }).acquire(newKey(), { waitMs: 2000 }), 4000, 'acquire');
+    expect(codeOf(error)).toBe(ErrorCode.Backend);
+    expect(ms).toBeGreaterThanOrEqual(1900);
+    expect(ms).toBeLessThan(2600);
+  });
+
+  test('tryAcquire is bounded by callTimeoutMs, an aborted signal is honoured at once, inspect too', async () => {
+    const locks = open({ url, callTimeoutMs: 500, connectTimeoutMs: 10_000 });
+    const attempt = await timed(locks.tryAcquire(newKey()), 3000, 'tryAcquire');
+    expect(codeOf(attempt.error)).toBe(ErrorCode.Backend);
+    expect(attempt.ms).toBeLessThan(1000);
+    const inspected = await timed(locks.inspect(newKey()), 3000, 'inspect');
+    expect(codeOf(inspected.error)).toBe(ErrorCode.Backend);
+    expect(inspected.ms).toBeLessThan(1000);
+    const signal = AbortSignal.timeout(300);
+    const aborted = await timed(locks.acquire(newKey(), { waitMs: 20_000, signal }), 3000, 'acquire with a signal');
+    expect(codeOf(aborted.error)).toBe(ErrorCode.Aborted);
+    expect(aborted.ms).toBeLessThan(800);
+  });
+
+  test('the handshake is bounded by connectTimeoutMs, then the provider fails fast and close() is quick', async () => {
+    const locks = open({ url, connectTimeoutMs: 300 });
+    const first = await timed(locks.tryAcquire(newKey()), 3000, 'first tryAcquire');
+    expect(codeOf(first.error)).toBe(ErrorCode.Backend);
+    expect(first.ms).toBeLessThan(800);
+    const closed = await timed(locks.close(), 3000, 'close');
+    expect(closed.error).toBeUndefined();
+    expect(closed.ms).toBeLessThan(500);
+  });
+});
+
+describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, () => {
+  test('tryAcquire fails within the command timeout (default 2 s) or callTimeoutMs, whichever is shorter', async () => {
+    const plain = open({ url: server!.url });
+    const quick = open({ url: server!.url, callTimeoutMs: 400 });
+    // Connected before the pause.
+    expect(await plain.inspect(newKey())).toBeNull();
+    expect(await quick.inspect(newKey())).toBeNull();
+    server!.pause();
+    const byCommandTimeout = await timed(plain.tryAcquire(newKey()), 5000, 'tryAcquire, defaults');
+    expect(codeOf(byCommandTimeout.error)).toBe(ErrorCode.Backend);
+    expect(byCommandTimeout.ms).toBeGreaterThanOrEqual(1900);
+    expect(byCommandTimeout.ms).toBeLessThan(2600);
+    const byCallTimeout = await timed(quick.tryAcquire(newKey()), 3000, 'tryAcquire, callTimeoutMs 400');
+    expect(codeOf(byCallTimeout.error)).toBe(ErrorCode.Backend);
+    expect(byCallTimeout.ms).toBeLessThan(900);
+    const waiting = await timed(quick.acquire(newKey(), { waitMs: 1000 }), 3000, 'acquire({ waitMs: 1000 })');
+    expect(codeOf(waiting.error)).toBe(ErrorCode.Backend);
+    expect(waiting.ms).toBeLessThan(1500);
+  });
+
+  test('a grant abandoned while the server was stopped is undone once it resumes: nothing is left held', async () => {
+    const locks = open({ url: server!.url, callTimeoutMs: 300 });
+    const observer = open({ url: server!.url });
+    const key = newKey();
+    expect(await observer.inspect(key)).toBeNull();
+    server!.pause();
+    const { error } = await timed(locks.tryAcquire(key), 3000, 'tryAcquire');
+    expect(codeOf(error)).toBe(ErrorCode.Backend);
+    server!.resume();
+    // The queued grant script runs first, the release after it on the same connection.
+    const deadline = Date.now() + 3000;
+    let info = await observer.inspect(key);
+    while (info !== null && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      info = await observer.inspect(key);
+    }
+    expect(info, 'the late grant is still held').toBeNull();
+    const next = await observer.tryAcquire(key);
+    expect(next).not.toBeNull();
+    await next!.release();
+  });
+
+  test('close() with a lock held on the stopped server returns within closeTimeoutMs and reports the lock lost', async () => {
+    const locks = createRedisProvider({ url: server!.url, closeTimeoutMs: 800 });
+    const lock = await locks.tryAcquire(newKey(), { ttlMs: 30_000 });
+    expect(lock).not.toBeNull();
+    server!.pause();
+    const closed = await timed(locks.close(), 5000, 'close');
+    expect(closed.error).toBeUndefined();
+    expect(closed.ms).toBeLessThan(1500);
+    expect(lock!.signal.aborted).toBe(true);
+    expect(codeOf(lock!.signal.reason)).toBe(ErrorCode.Lost);
+  });
+
+  test('a node\'s close() stops waiting for QUIT when its signal aborts, however long the command timeout', async () => {
+    const node = new RedisNode('redis under test', { host: '127.0.0.1', port: server!.port }, { db: 0, commandTimeoutMs: 10_000, connectTimeoutMs: 3000 });
+    await node.ready(AbortSignal.timeout(3000));
+    server!.pause();
+    const closed = await timed(node.close(AbortSignal.timeout(200)), 5000, 'node close');
+    expect(closed.error).toBeUndefined();
+    expect(closed.ms).toBeLessThan(500);
+  });
+});
