@@ -66,6 +66,7 @@ export class ConsulHttp {
   private readonly agent: Agent;
   private readonly base: URL;
   private readonly requestTimeoutMs: number;
+  private closed = false;
 
   constructor(private readonly options: ConsulHttpOptions) {
     this.base = new URL(options.baseUrl);
@@ -96,6 +97,7 @@ export class ConsulHttp {
     const headers: Record<string, string> = {};
     if (this.options.token) headers['X-Consul-Token'] = this.options.token;
     if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (this.closed) throw new ConsulHttpError(`${method} ${url.pathname}: the provider is closed`, undefined);
     const response = await this.send(method, url, headers, init);
     const accept = init.accept ?? [200];
     if (!accept.includes(response.status)) {
@@ -104,8 +106,9 @@ export class ConsulHttp {
     return response;
   }
 
-  /** Ends every socket at once, in-flight requests included. */
+  /** Ends every socket at once, in-flight requests included; later calls fail without connecting. */
   close(): void {
+    this.closed = true;
     this.agent.destroy();
   }
 

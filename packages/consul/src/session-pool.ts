@@ -32,6 +32,8 @@ export class SharedSessions {
   private readonly users = new Map<string, Set<SessionUser>>();
   private readonly retired = new Set<string>();
   private closed = false;
+  /** Aborts session creates still in flight when the pool closes. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly http: ConsulHttp,
@@ -93,6 +95,7 @@ export class SharedSessions {
   /** Destroys every session (each destroy bounded by `signal`). */
   async close(signal: AbortSignal): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     await Promise.allSettled([...this.byTtl.values()].map((slot) => slot.promise));
     this.byTtl.clear();
     const sessions = [...this.live.values()];
@@ -116,7 +119,7 @@ export class SharedSessions {
   private create(sessionTtlMs: number): Promise<RenewedSession> {
     return (async () => {
       const createdAt = Date.now();
-      const id = await createSession(this.http, { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs }, AbortSignal.timeout(this.callTimeoutMs));
+      const id = await createSession(this.http, { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs }, AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]));
       const session = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
         this.discard(id);
         void destroySession(this.http, id, AbortSignal.timeout(this.callTimeoutMs)).catch(() => undefined);
