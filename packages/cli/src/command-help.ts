@@ -1,5 +1,6 @@
 export const COMMAND_HELP: Record<string, string> = {
-  run: `holdfast run [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT] <key> -- <command...>
+  run: `holdfast run [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT]
+             [--shell] [--conflict-exit-code N] [--verbose | --quiet] <key> -- <command...>
 
 Waits for the lock on <key> (forever unless --wait), then runs the command with HOLDFAST_LOCK_KEY,
 HOLDFAST_LOCK_TOKEN (the fencing token) and HOLDFAST_LOCK_HELD=true. The lock is renewed while the
@@ -10,7 +11,17 @@ command runs and released when it exits. If the lock is lost, or holdfast itself
   --wait D       give up after D (exit 75)
   --ttl D        lease length (default: the backend's)
   --grace D      time between SIGTERM and SIGKILL (default 5s)
-  --reason TEXT  shown by holdfast inspect`,
+  --reason TEXT  shown by holdfast inspect
+  --shell        run the command, given as one string, with /bin/sh -c
+  --conflict-exit-code N
+                 exit with N instead of 75 when the lock stays busy past --wait (flock -E)
+  --verbose, -v  say who holds the key while waiting, and the token once held
+  --quiet, -q    say nothing on stderr while waiting`,
+  release: `holdfast release --force [--backend URL] <key>
+
+Frees <key> whoever holds it, for operators. The holder is told through its lock signal (at once
+where the backend can push, otherwise at its next renewal); a holdfast run holding it stops its
+command and exits 76. Prints whether the key was held.`,
   inspect: `holdfast inspect [--backend URL] [--json] <key>
 
 Prints who holds <key>: holder, reason, since, expiry, token and the backend's details, or "free".

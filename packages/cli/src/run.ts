@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { constants } from 'node:os';
-import { ErrorCode, type Lock } from '@holdfast/core';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { CHANNELS, ErrorCode, type Lock, type LockEvent, type LockProvider } from '@holdfast/core';
 import { backendUrl, openProvider } from './backends.js';
 import { durationFlag, parsingFlags } from './options.js';
 import { SupervisedCommand } from './supervised-command.js';
@@ -19,11 +20,19 @@ export async function run(args: string[]): Promise<number> {
     ttl: { type: 'string' },
     grace: { type: 'string' },
     reason: { type: 'string' },
+    shell: { type: 'boolean' },
+    'conflict-exit-code': { type: 'string' },
+    verbose: { type: 'boolean', short: 'v' },
+    quiet: { type: 'boolean', short: 'q' },
   } }),
   );
-  const [key, ...command] = positionals;
+  const [key, ...words] = positionals;
   if (!key) throw new UsageError('run needs a key');
-  if (command.length === 0) throw new UsageError('run needs a command after the key (holdfast run <key> -- <command...>)');
+  if (words.length === 0) throw new UsageError('run needs a command after the key (holdfast run <key> -- <command...>)');
+  if (values.shell && words.length !== 1) throw new UsageError('--shell takes the command as one string: holdfast run --shell <key> -- "a && b"');
+  const command = values.shell ? ['/bin/sh', '-c', words[0]!] : words;
+  const conflictExitCode = exitCodeFlag(values['conflict-exit-code']);
+  const say = values.quiet ? () => undefined : (line: string) => console.error(`holdfast: ${line}`);
   const waitMs = durationFlag(values.wait, 'wait');
   const ttlMs = durationFlag(values.ttl, 'ttl');
   const graceMs = durationFlag(values.grace, 'grace') ?? 5000;
@@ -31,19 +40,55 @@ export async function run(args: string[]): Promise<number> {
   const provider = await openProvider(backendUrl(values.backend));
   try {
     let lock: Lock;
+    const reason = values.reason ?? `holdfast run ${words.join(' ')}`.slice(0, 1024);
     try {
-      lock = await provider.acquire(key, { waitMs, ttlMs, reason: values.reason ?? `holdfast run ${command.join(' ')}`.slice(0, 1024) });
+      const announcement = announceWaiting(provider, key, waitMs, say, values.verbose);
+      try {
+        lock = await provider.acquire(key, { waitMs, ttlMs, reason });
+      } finally {
+        announcement.stop();
+      }
     } catch (error) {
       if (exitCodeFor(error) === EXIT.lockUnavailable) {
-        console.error(`holdfast: lock "${key}" is held elsewhere; gave up after ${waitMs} ms`);
-        return EXIT.lockUnavailable;
+        say(`lock "${key}" is held elsewhere; gave up after ${waitMs} ms`);
+        return conflictExitCode ?? EXIT.lockUnavailable;
       }
       throw error;
     }
+    if (values.verbose) say(`holding "${key}" with token ${lock.token}`);
     return await runHolding(lock, command, graceMs);
   } finally {
     await provider.close();
   }
+}
+
+/** Says once on stderr (unless --quiet) that the key is busy and the run is waiting for it. */
+function announceWaiting(
+  provider: LockProvider,
+  key: string,
+  waitMs: number | undefined,
+  say: (line: string) => void,
+  verbose: boolean | undefined,
+): { stop(): void } {
+  const onWait = (message: unknown): void => {
+    const event = message as LockEvent;
+    if (event.owner !== provider.owner || event.key !== key) return;
+    const limit = waitMs === undefined ? '' : ` for up to ${waitMs} ms`;
+    if (!verbose) return say(`waiting for lock "${key}"${limit}`);
+    void provider.inspect(key).then(
+      (holder) => say(`waiting for lock "${key}"${limit}${holder ? `, held by ${holder.owner} since ${holder.acquiredAt.toISOString()}` : ''}`),
+      () => say(`waiting for lock "${key}"${limit}`),
+    );
+  };
+  subscribe(CHANNELS.wait, onWait);
+  return { stop: () => void unsubscribe(CHANNELS.wait, onWait) };
+}
+
+function exitCodeFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const code = Number(value);
+  if (!Number.isInteger(code) || code < 0 || code > 255) throw new UsageError(`--conflict-exit-code must be 0-255, got "${value}"`);
+  return code;
 }
 
 async function runHolding(lock: Lock, command: string[], graceMs: number): Promise<number> {

@@ -3,8 +3,10 @@ import { ErrorCode, isHoldfastError } from '@holdfast/core';
 export const USAGE = `holdfast: distributed locks from the command line
 
 usage:
-  holdfast run     [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT] <key> -- <command...>
+  holdfast run     [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT]
+                   [--shell] [--conflict-exit-code N] [--verbose | --quiet] <key> -- <command...>
   holdfast inspect [--backend URL] [--json] <key>
+  holdfast release --force [--backend URL] <key>
   holdfast demo    [--backend URL] [--workers N] [--keys K] [--seconds S]
   holdfast --version | holdfast <command> --help
 
@@ -18,7 +20,7 @@ exit codes:
   2   bad usage: unknown flag, bad duration, bad key, bad or missing backend URL
   69  the backend failed or is unreachable
   70  internal error (a bug: please report it)
-  75  run: the lock stayed held elsewhere past --wait
+  75  run: the lock stayed held elsewhere past --wait (or --conflict-exit-code N)
   76  run: the lock was lost while the command ran (the command was stopped)
 `;
 

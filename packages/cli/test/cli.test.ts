@@ -124,6 +124,47 @@ describe('holdfast CLI', () => {
     }
   });
 
+  test('--shell runs one string through /bin/sh', async () => {
+    const result = await cli(['run', '--backend', 'memory:', '--shell', 'cli-test/shell', '--', 'echo a && echo b']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('a\nb\n');
+  });
+
+  test('--conflict-exit-code replaces 75 when the key stays busy; the wait is announced on stderr unless --quiet', async () => {
+    const locks = await createLockProvider('memory:');
+    try {
+      expect(await locks.tryAcquire('cli-test/conflict')).not.toBeNull();
+      const errors: string[] = [];
+      const original = console.error;
+      console.error = (line: string) => void errors.push(line);
+      try {
+        expect(await main(['run', '--backend', 'memory:', '--wait', '100ms', '--conflict-exit-code', '9', 'cli-test/conflict', '--', 'true'])).toBe(9);
+        expect(errors.join('\n')).toMatch(/waiting for lock "cli-test\/conflict" for up to 100 ms/);
+        errors.length = 0;
+        expect(await main(['run', '--backend', 'memory:', '--quiet', '--wait', '100ms', 'cli-test/conflict', '--', 'true'])).toBe(75);
+        expect(errors).toEqual([]);
+      } finally {
+        console.error = original;
+      }
+    } finally {
+      await locks.close();
+    }
+  });
+
+  test('release --force frees a held key and its holder learns it lost the lock; without --force it is a usage error', async () => {
+    const locks = await createLockProvider('memory:');
+    try {
+      const held = await locks.tryAcquire('cli-test/release');
+      expect(await main(['release', '--backend', 'memory:', 'cli-test/release'])).toBe(2);
+      expect(held!.signal.aborted).toBe(false);
+      expect(await main(['release', '--force', '--backend', 'memory:', 'cli-test/release'])).toBe(0);
+      expect(held!.signal.reason).toMatchObject({ code: 'HOLDFAST_LOST' });
+      expect(await locks.inspect('cli-test/release')).toBeNull();
+    } finally {
+      await locks.close();
+    }
+  });
+
   test('inspect --json describes the holder', async () => {
     const result = await cli(['inspect', '--backend', 'memory:', '--json', 'cli-test/free']);
     expect(result.code).toBe(0);

@@ -215,6 +215,12 @@ class CoreLockProvider implements LockProvider {
     const deadline = Date.now() + waitMs;
     const backend = this.backendImpl;
     if (backend.acquireQueued) {
+      // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
+      // cannot jump the queue; it tells a waiter apart from an immediate grant.
+      const immediate = await this.attemptGrant(attempt, signal, undefined);
+      if (immediate) return this.unlessAborted(attempt, immediate, signal);
+      if (waitMs === 0) throw new LockTimeoutError(attempt.request.key, waitMs);
+      publish(CHANNELS.wait, () => ({ backend: this.backend, owner: this.owner, key: attempt.request.key }));
       attempt.sentAt = Date.now();
       const grant = await backend.acquireQueued(attempt.request, { signal, deadline }).catch((error: unknown) => {
         throw toBackendError(this.backend, 'acquire', error);
