@@ -162,7 +162,7 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
     ).toBe(true);
     expect(resource.write(aLock.token, 'A'), "A's fenced write after a legitimate grant").toBe(true);
   }
-  await bounded(hold.released, slack, 'the held write is passed on');
+  await bounded(hold.released, stallMs + slack, 'the held write is passed on');
   if (!bLock) {
     expect(aLock, 'neither A nor B got the free key').not.toBeNull();
     return;

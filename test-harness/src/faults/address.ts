@@ -24,3 +24,21 @@ export async function listenOnLoopback(server: Server): Promise<ServerAddress> {
   const { port } = server.address() as AddressInfo;
   return { host: '127.0.0.1', port };
 }
+
+/** The host and port of a server URL such as redis://127.0.0.1:6380 (loopback only). */
+export function addressOf(url: string): ServerAddress {
+  const parsed = new URL(url);
+  const address = { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port) };
+  if (!address.port) throw new Error(`${url} names no port`);
+  assertLoopback(address, 'a test server');
+  return address;
+}
+
+/** The same URL (scheme, path, options) pointing at another loopback address: a proxy or a hung listener. */
+export function urlAt(url: string, address: ServerAddress): string {
+  assertLoopback(address, 'a fault address');
+  const parsed = new URL(url);
+  parsed.hostname = address.host.includes(':') ? `[${address.host}]` : address.host;
+  parsed.port = String(address.port);
+  return parsed.href;
+}

@@ -3,4 +3,6 @@ export { FaultProxy } from './tcp-proxy.js';
 export type { ChunkHold, CutMode, HeldChunk } from './tcp-proxy.js';
 export { hungListener } from './hung-listener.js';
 export type { HungListener } from './hung-listener.js';
+export { addressOf, urlAt } from './address.js';
 export type { ServerAddress } from './address.js';
+export type { FaultHooks, FaultProviderOptions, NoFaultHooks } from './hooks.js';

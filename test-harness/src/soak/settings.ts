@@ -1,0 +1,81 @@
+import type { BackendKind } from '../servers/types.js';
+
+export interface SoakSettings {
+  readonly backend: BackendKind;
+  readonly workers: number;
+  readonly keys: number;
+  readonly grants: number;
+  readonly ttlMs: number;
+  /** Each pause lasts a random time in this range, in ms: longer than the TTL so that it bites. */
+  readonly pauseMs: readonly [number, number];
+  /** A new pause starts this often, in ms. */
+  readonly pauseEveryMs: number;
+  /** Gives up (and reports what it has) after this long. */
+  readonly maxSeconds: number;
+}
+
+interface BackendDefaults {
+  readonly ttlMs: number;
+  readonly pauseMs: readonly [number, number];
+  readonly pauseEveryMs: number;
+  /** URL options for short windows and a key space of the soak's own. */
+  readonly urlOptions: string;
+}
+
+export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
+  redis: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 1500, urlOptions: '' },
+  // 10 s is Consul's smallest session TTL; the server frees a lapsed session within 2 x TTL, then lock-delay.
+  consul: { ttlMs: 10_000, pauseMs: [12_000, 25_000], pauseEveryMs: 6000, urlOptions: 'lockDelay=1s&prefix=holdfast-soak' },
+  // Pauses up to 6.5 s straddle the 5 s after which a grab in progress is judged abandoned.
+  mongodb: {
+    ttlMs: 2000,
+    pauseMs: [2500, 6500],
+    pauseEveryMs: 2500,
+    urlOptions: 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastRetryInterval=250ms',
+  },
+};
+
+const USAGE = 'usage: npm run soak -- <redis|consul|mongodb|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+
+/** Parses the command line; returns a reason to skip for backends that are not cross-process. */
+export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
+  const [backend, ...rest] = argv;
+  if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
+  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb') throw new Error(USAGE);
+  const defaults = BACKEND_DEFAULTS[backend];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < rest.length; i += 2) {
+    const name = rest[i]!;
+    const value = rest[i + 1];
+    if (!name.startsWith('--') || value === undefined) throw new Error(`${USAGE}\n(bad argument "${name}")`);
+    flags.set(name.slice(2), value);
+  }
+  const int = (name: string, fallback: number): number => {
+    const text = flags.get(name);
+    flags.delete(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+    return value;
+  };
+  const pauseText = flags.get('pause-ms');
+  flags.delete('pause-ms');
+  let pauseMs = defaults.pauseMs;
+  if (pauseText !== undefined) {
+    const match = /^(\d+)-(\d+)$/.exec(pauseText);
+    if (!match || Number(match[1]) > Number(match[2])) throw new Error(`--pause-ms must look like 1200-3000, got "${pauseText}"`);
+    pauseMs = [Number(match[1]), Number(match[2])];
+  }
+  const settings: SoakSettings = {
+    backend,
+    workers: int('workers', 4),
+    keys: int('keys', 4),
+    grants: int('grants', 10_000),
+    ttlMs: int('ttl-ms', defaults.ttlMs),
+    pauseMs,
+    pauseEveryMs: int('pause-every-ms', defaults.pauseEveryMs),
+    maxSeconds: int('max-seconds', 900),
+  };
+  if (flags.size > 0) throw new Error(`${USAGE}\n(unknown option --${[...flags.keys()][0]})`);
+  return settings;
+}
