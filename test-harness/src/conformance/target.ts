@@ -12,7 +12,8 @@ export interface ConformanceTarget {
   createProvider(): Promise<LockProvider> | LockProvider;
   /**
    * Builds a provider inside a child process, for the SIGKILL crash case: a URL that
-   * `createLockProvider()` understands, or an ES module path whose `createProvider()` export is
+   * `createLockProvider()` understands, or the path of a compiled JavaScript ES module (.js/.mjs:
+   * the child is plain Node 20, which cannot load .ts) whose `createProvider()` export is
    * called. Without it (or for backends that are not cross-process) the case is skipped with a reason.
    */
   readonly child?: { readonly url: string } | { readonly module: string };

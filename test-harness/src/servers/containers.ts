@@ -1,17 +1,29 @@
-import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
+import type { StartedTestContainer } from 'testcontainers';
 import { serverVersions } from './versions.js';
 import type { BackendKind } from './types.js';
 
 let runtimeProbe: Promise<string | null> | undefined;
 
 /**
+ * testcontainers is an optional peer dependency (about 100 MB with its Docker client stack): an
+ * adapter author who only runs the conformance suite against their own server does not need it.
+ */
+async function testcontainers(): Promise<typeof import('testcontainers')> {
+  return import('testcontainers');
+}
+
+/**
  * Whether a container runtime (Docker, Podman...) is usable. testcontainers does not cache a failed
  * lookup and each attempt is slow, so probe once per process. Resolves with the reason when not.
  */
 export function containerRuntimeUnavailable(): Promise<string | null> {
-  runtimeProbe ??= getContainerRuntimeClient().then(
-    () => null,
-    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  runtimeProbe ??= testcontainers().then(
+    ({ getContainerRuntimeClient }) =>
+      getContainerRuntimeClient().then(
+        () => null,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      ),
+    () => 'testcontainers is not installed (npm install --save-dev testcontainers to start servers in containers)',
   );
   return runtimeProbe;
 }
@@ -26,6 +38,7 @@ async function started(container: StartedTestContainer, url: string): Promise<St
 }
 
 async function redis(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
   const c = await new GenericContainer(serverVersions().containers.redis)
     .withExposedPorts(6379)
     .withCommand(['redis-server', '--save', '', '--appendonly', 'no'])
@@ -36,6 +49,7 @@ async function redis(): Promise<StartedContainerBackend> {
 
 /** A single-member replica set, so transactions and change streams work like in production. */
 async function mongodb(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
   const c = await new GenericContainer(serverVersions().containers.mongodb)
     .withExposedPorts(27017)
     .withCommand(['mongod', '--replSet', 'rs0', '--bind_ip_all'])
@@ -54,6 +68,7 @@ async function mongodb(): Promise<StartedContainerBackend> {
 }
 
 async function consul(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
   const c = await new GenericContainer(serverVersions().containers.consul)
     .withExposedPorts(8500)
     .withCommand(['agent', '-dev', '-client=0.0.0.0'])
