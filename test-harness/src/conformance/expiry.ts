@@ -15,9 +15,11 @@ export function expiryCases(cases: CaseFactory): void {
     const [a, b] = await c.providers2();
     const key = c.key();
     const ttlMs = c.timing.shortTtlMs;
+    const sentAt = performance.now();
     const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
     expect(lock).not.toBeNull();
     const taken = await takeOver(c, b, key, ttlMs, 'a lapsed lock is taken by a waiter');
+    expect(performance.now() - sentAt, 'a waiter was not woken promptly when the lease lapsed').toBeLessThan(ttlMs + c.timing.graceMs + c.timing.promptWakeMs);
     expect(taken.token, 'the new holder\'s token is not above the lapsed one').toBeGreaterThan(lock!.token);
     const reason = await abortedWithin(lock!.signal, c.timing.slackMs, 'a lapsed holder is told it lost the lock');
     expect(codeOf(reason), 'a lapsed holder\'s signal reason').toBe(ErrorCode.Lost);

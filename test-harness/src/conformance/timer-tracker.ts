@@ -11,20 +11,21 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
     setInterval: globalThis.setInterval,
     clearInterval: globalThis.clearInterval,
   };
-  const live = new Map<unknown, string>();
-  const creationSite = (): string => (new Error().stack ?? '').split('\n').slice(3, 7).join('\n');
+  // The creation site is captured cheaply (an Error) and only formatted for timers still pending.
+  const live = new Map<unknown, { what: string; site: Error }>();
+  const site = (stack: Error): string => (stack.stack ?? '').split('\n').slice(3, 7).join('\n');
 
   globalThis.setTimeout = ((fn: AnyFunction, ms?: number, ...args: unknown[]) => {
     const handle = original.setTimeout((...callArgs: unknown[]) => {
       live.delete(handle);
       fn(...callArgs);
     }, ms, ...args);
-    live.set(handle, `setTimeout(${ms}) at\n${creationSite()}`);
+    live.set(handle, { what: `setTimeout(${ms})`, site: new Error() });
     return handle;
   }) as typeof setTimeout;
   globalThis.setInterval = ((fn: AnyFunction, ms?: number, ...args: unknown[]) => {
     const handle = original.setInterval(fn, ms, ...args);
-    live.set(handle, `setInterval(${ms}) at\n${creationSite()}`);
+    live.set(handle, { what: `setInterval(${ms})`, site: new Error() });
     return handle;
   }) as typeof setInterval;
   globalThis.clearTimeout = ((handle: NodeJS.Timeout | undefined) => {
@@ -37,7 +38,7 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
   }) as typeof clearInterval;
 
   return {
-    pending: () => [...live.values()],
+    pending: () => [...live.values()].map(({ what, site: stack }) => `${what} at\n${site(stack)}`),
     stop: () => Object.assign(globalThis, original),
   };
 }
