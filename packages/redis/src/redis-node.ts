@@ -117,7 +117,11 @@ export class RedisNode {
     const clients = [this.client, this.subscriberClient].filter((client): client is Redis => client !== undefined);
     const limit = AbortSignal.any([signal, AbortSignal.timeout(this.settings.commandTimeoutMs || this.settings.connectTimeoutMs)]);
     await untilAborted(Promise.all(clients.map((client) => quit(client))), limit, 'close').catch(() => undefined);
-    for (const client of clients) client.disconnect(false);
+    for (const client of clients) {
+      client.disconnect(false);
+      // disconnect() half-closes and waits up to 2 s for the server's side, which a hung server never sends.
+      (client.stream as { destroy?: () => void } | undefined)?.destroy?.();
+    }
     for (const timer of this.handshakeTimers.values()) clearTimeout(timer);
     this.handshakeTimers.clear();
   }

@@ -76,9 +76,13 @@ describe('a host that accepts connections and never answers', { timeout: 30_000 
     const first = await timed(locks.tryAcquire(newKey()), 3000, 'first tryAcquire');
     expect(codeOf(first.error)).toBe(ErrorCode.Backend);
     expect(first.ms).toBeLessThan(800);
+    expect(hung.openConnections).toBeGreaterThan(0);
     const closed = await timed(locks.close(), 3000, 'close');
     expect(closed.error).toBeUndefined();
     expect(closed.ms).toBeLessThan(500);
+    const deadline = Date.now() + 300;
+    while (hung.openConnections > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hung.openConnections, 'close() left connections open to the hung host').toBe(0);
   });
 });
 
