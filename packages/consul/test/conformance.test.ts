@@ -1,5 +1,6 @@
 import { createLockProvider } from '@holdfast/core';
 import { defineConformanceSuite } from '@holdfast/test-harness';
+import { addressOf, urlAt } from '@holdfast/test-harness/faults';
 import { freePort } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { describe } from 'vitest';
@@ -17,6 +18,10 @@ describe.skipIf(!url)(`consul (${consul.label})`, () => {
     child: { url: url! },
     // A closed port: connection refused at once, no retry timers.
     createUnreachableProvider: async () => createConsulProvider({ address: `http://127.0.0.1:${await freePort()}`, lockDelayMs: 1000 }),
+    // The agent's HTTP port; a provider at another address keeps the same lock-delay and prefix.
+    faults: url
+      ? { server: addressOf(url), createProviderAt: (address, bounds) => createLockProvider(urlAt(url, address), bounds) }
+      : { unsupported: 'no consul agent' },
     // Consul's minimum session TTL.
     shortTtlMs: 10_000,
     promptWakeMs: 1500,

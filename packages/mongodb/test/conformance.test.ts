@@ -1,4 +1,5 @@
 import { defineConformanceSuite } from '@holdfast/test-harness';
+import { addressOf, urlAt } from '@holdfast/test-harness/faults';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { describe } from 'vitest';
 import { createMongoProvider } from '../src/index.js';
@@ -13,8 +14,21 @@ describe.skipIf(!mongodb.url)(`mongodb adapter (${mongodb.label})`, () => {
     createProvider: () => provider(url),
     child: { url: testUrl(url) },
     createUnreachableProvider: async () => createMongoProvider({ url: await unreachableUrl() }),
+    faults: {
+      server: addressOf(url),
+      // directConnection: the driver must talk to the proxy's address, not to the host:port the server reports.
+      createProviderAt: (address, bounds) => provider(withDirectConnection(urlAt(url, address)), bounds),
+      // Above the 5 s after which an unchanged latch record is judged abandoned: the stalled write lands after that.
+      stallMs: 7000,
+    },
     shortTtlMs: SHORT_TTL_MS,
     promptWakeMs: 1500,
     slackMs: 1500,
   });
 });
+
+function withDirectConnection(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('directConnection', 'true');
+  return parsed.href;
+}

@@ -1,4 +1,5 @@
 import { defineConformanceSuite } from '@holdfast/test-harness';
+import { addressOf, urlAt } from '@holdfast/test-harness/faults';
 import { freePort } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { describe } from 'vitest';
@@ -13,6 +14,10 @@ describe.skipIf(!redis.url)(`redis single node (${redis.label})`, () => {
     child: { url: redis.url! },
     // A closed port: connection refused at once, so every operation fails fast.
     createUnreachableProvider: async () => createRedisProvider({ url: `redis://127.0.0.1:${await freePort()}` }),
+    faults: {
+      server: addressOf(redis.url!),
+      createProviderAt: (address, bounds) => createRedisProvider({ url: urlAt(redis.url!, address), ...bounds }),
+    },
     shortTtlMs: 600,
     promptWakeMs: 300,
     slackMs: 1000,
