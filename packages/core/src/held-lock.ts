@@ -15,6 +15,8 @@ export interface HeldLockContext {
   readonly logger: Logger | undefined;
   readonly timers: TimerHeap;
   readonly forget: (lock: HeldLock) => void;
+  /** A lost grant may still exist on the server (renewal timed out, not refused): free it once it answers. */
+  readonly letGo: (key: string, lockId: string, ttlMs: number) => void;
 }
 
 /** The handle a caller holds; owns the lock's renewal task and its signal. */
@@ -75,6 +77,7 @@ export class HeldLock implements Lock, ScheduledTask {
     this.context.logger?.warn(this.event({ detail, cause }), `holdfast: lock "${this.key}" was lost: ${detail}`);
     this.context.timers.cancel(this);
     this.context.forget(this);
+    this.context.letGo(this.key, this.lockId, this.ttlMs);
     this.controller.abort(new LockLostError(this.key, detail, cause));
   }
 

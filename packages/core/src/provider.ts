@@ -65,6 +65,8 @@ const DEFAULT_POLL_INTERVAL_MS = 250;
 export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
 /** Even a close() that spent its budget on releases gives the adapter this long to drop its connections. */
 const MIN_CLOSE_SLICE_MS = 50;
+/** A lost grant is let go of for at least twice this long, whatever its TTL. */
+const MIN_LET_GO_WINDOW_MS = 10_000;
 
 /** Builds the user-facing LockProvider from an adapter's primitives. Adapters call this once. */
 export function createProvider(backend: LockBackend, options: ProviderOptions = {}): LockProvider {
@@ -106,6 +108,7 @@ class CoreLockProvider implements LockProvider {
       ttlPolicy: this.ttlPolicy,
       logger: options.logger,
       forget: (lock) => this.held.delete(lock),
+      letGo: (key, lockId, ttlMs) => this.letGo(key, lockId, ttlMs),
     };
   }
 
@@ -208,6 +211,26 @@ class CoreLockProvider implements LockProvider {
       .then(() => this.caller.run('release', (call) => this.backendImpl.release(request.key, request.lockId, call)))
       .catch(() => undefined)
       .finally(() => this.cleanups.delete(cleanup));
+    this.cleanups.add(cleanup);
+  }
+
+  /**
+   * A grant declared lost keeps holding the key on the server if the server simply did not answer
+   * (or a session/heartbeat keeps it alive): waiters would block until it expires. Release it
+   * (owner-checked, so never anyone else's) as soon as the server answers, for up to two leases.
+   */
+  private letGo(key: string, lockId: string, ttlMs: number): void {
+    const giveUpAt = Date.now() + 2 * Math.max(ttlMs, MIN_LET_GO_WINDOW_MS);
+    const cleanup = (async () => {
+      for (let pause = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; pause = Math.min(2 * pause, 2000)) {
+        try {
+          await this.caller.run('release', (call) => this.backendImpl.release(key, lockId, call));
+          return;
+        } catch {
+          await quietPause(pause, this.closing.signal);
+        }
+      }
+    })().finally(() => this.cleanups.delete(cleanup));
     this.cleanups.add(cleanup);
   }
 
@@ -378,6 +401,19 @@ function positiveMs(value: number | undefined, name: string, fallback: number): 
     throw new InvalidArgumentError(name, `expected a positive number of ms, got ${String(value)}`);
   }
   return value;
+}
+
+/** A pause that neither keeps the process alive nor outlives close(). */
+function quietPause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms).unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Waits for the promises to settle, but not beyond `deadline`. */

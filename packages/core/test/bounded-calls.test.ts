@@ -107,6 +107,23 @@ describe('every backend call is bounded', () => {
   });
 });
 
+describe('a lost grant is let go of on the server', () => {
+  test('once renewal gave up, the record is released as soon as the backend answers again', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    const lock = await provider.acquire('k', { ttlMs: 200 });
+    backend.behaviour.extend = 'fail';
+    backend.behaviour.release = 'fail';
+    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(backend.holders.has('k'), 'the record is still there while the backend fails').toBe(true);
+    backend.behaviour.release = 'normal';
+    await expect
+      .poll(() => backend.holders.has('k'), { timeout: 2000, interval: 10, message: 'the lost grant was not released after the backend recovered' })
+      .toBe(false);
+    await provider.close();
+  });
+});
+
 describe('close() is bounded', () => {
   test('with a backend that never answers, close() returns within closeTimeoutMs and the holder is told it lost the lock', async () => {
     const { backend, provider } = setup({ closeTimeoutMs: 300 });
