@@ -1,4 +1,4 @@
-import type { CreateLockProviderOptions, LockProvider, Logger } from '@holdfast/core';
+import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider, type Logger } from '@holdfast/core';
 import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
@@ -35,7 +35,10 @@ export function createMemoryProvider(options: MemoryProviderOptions = {}): LockP
 
 /** Entry point used by `createLockProvider('memory:')`. */
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
+  const unknown = Object.keys(options.adapter ?? {});
+  if (unknown.length > 0) throw new InvalidArgumentError('adapter', `the memory backend has no options (got ${unknown.join(', ')})`);
   const parsed = new URL(url);
+  if (parsed.search) throw new InvalidArgumentError('url', `memory: URLs take no query options (got "${parsed.search}")`);
   const name = parsed.host || parsed.pathname.replace(/^\/+/, '');
   return createMemoryProvider({ ...providerOptions(options), store: sharedStore(name) });
 }

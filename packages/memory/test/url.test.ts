@@ -20,3 +20,12 @@ test.each([
 ])('createLockProvider(%j) fails with %s', async (url, code) => {
   await expect(createLockProvider(url)).rejects.toMatchObject({ code });
 });
+
+test('options the memory backend does not have are rejected, not ignored', async () => {
+  await expect(createLockProvider('memory:', { adapter: { prefix: 'x' } })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+  await expect(createLockProvider('memory:?prefix=x')).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+});
+
+test('provider-level options reach the provider: a bad callTimeoutMs is rejected', async () => {
+  await expect(createLockProvider('memory:', { callTimeoutMs: -1 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+});
