@@ -50,18 +50,37 @@ async function allocate(n: number): Promise<MemberPorts[]> {
   }));
 }
 
-/** `consul agent -dev` on free loopback ports; ready once it has elected itself leader. */
+/**
+ * Whether `node` is in the catalog as `httpUrl` sees it. Until it is, that agent refuses sessions
+ * ("Missing node registration") although a leader may already be elected.
+ */
+async function nodeRegistered(httpUrl: string, node: string): Promise<boolean> {
+  const res = await fetch(`${httpUrl}/v1/catalog/node/${encodeURIComponent(node)}`, { signal: AbortSignal.timeout(2000) });
+  if (!res.ok) throw new Error(`GET /v1/catalog/node/${node}: HTTP ${res.status}`);
+  const body = (await res.json()) as { Node?: unknown } | null;
+  return body !== null && body.Node != null;
+}
+
+/** Really ready: a leader is elected and the agent's own node is registered (so sessions work). */
+async function agentReady(httpUrl: string, node: string): Promise<boolean> {
+  return (await consulLeader(httpUrl)) !== '' && (await nodeRegistered(httpUrl, node));
+}
+
+/** `consul agent -dev` on free loopback ports; ready once it is leader and its node is registered. */
 export function startConsulDev(): Promise<{ url: string; httpUrl: string; stop(): Promise<void> }> {
   return retryOnPortClash(startDevOnce);
 }
+
+const DEV_NODE = 'holdfast-dev';
+const memberNode = (i: number): string => `holdfast-${i}`;
 
 async function startDevOnce(): Promise<{ url: string; httpUrl: string; stop(): Promise<void> }> {
   const bin = await requireConsul();
   const [ports] = await allocate(1);
   const httpUrl = `http://127.0.0.1:${ports!.http}`;
-  const proc = spawnServer(`consul-dev:${ports!.http}`, bin, ['agent', '-dev', '-log-level=warn', '-node=holdfast-dev', ...portArgs(ports!)]);
+  const proc = spawnServer(`consul-dev:${ports!.http}`, bin, ['agent', '-dev', '-log-level=warn', `-node=${DEV_NODE}`, ...portArgs(ports!)]);
   try {
-    await waitUntilReady(proc, 'a Raft leader', async () => (await consulLeader(httpUrl)) !== '', 60_000);
+    await waitUntilReady(proc, 'a Raft leader and its node registered', () => agentReady(httpUrl, DEV_NODE), 60_000);
   } catch (err) {
     await proc.stop();
     throw err;
@@ -85,7 +104,7 @@ async function startClusterOnce(n: number): Promise<ConsulCluster> {
     const p = members[i]!;
     const joins = members.filter((_, j) => j !== i).map((q) => `-retry-join=127.0.0.1:${q.serfLan}`);
     return spawnServer(`consul-${i}:${p.http}`, bin, [
-      'agent', '-server', `-bootstrap-expect=${n}`, `-node=holdfast-${i}`, `-data-dir=${join(root, String(i))}`,
+      'agent', '-server', `-bootstrap-expect=${n}`, `-node=${memberNode(i)}`, `-data-dir=${join(root, String(i))}`,
       '-log-level=warn', '-retry-interval=1s',
       // Loopback is fast: the tightest Raft timings make re-election after a crash take ~1-3 s.
       '-hcl=performance { raft_multiplier = 1 }',
@@ -132,6 +151,10 @@ async function startClusterOnce(n: number): Promise<ConsulCluster> {
       await waitUntilReady(procs[i]!, 'its HTTP API', async () => (await fetch(`${httpUrls[i]}/v1/agent/self`)).ok, 60_000);
     }
     await waitForLeader();
+    // Each agent refuses sessions until its node is registered, which follows the election.
+    for (let i = 0; i < n; i++) {
+      await waitUntilReady(procs[i]!, 'its node registered', () => nodeRegistered(httpUrls[i]!, memberNode(i)), 60_000);
+    }
   } catch (err) {
     const tails = procs.map((p) => (p ? `--- ${p.name}\n${p.outputTail(15)}` : '')).join('\n');
     await stop();
