@@ -86,12 +86,16 @@ export class RedisNode {
     throw new Error(`${this.label} is not connected (${this.client.status}${this.lastError ? `: ${this.lastError.message}` : ''})`);
   }
 
-  /** The subscriber connection (created at first use), once ready; fails after the connect timeout. */
-  async subscriber(onMessage: (channel: string) => void): Promise<Redis> {
+  /**
+   * The subscriber connection (created at first use), once ready; fails after the connect timeout.
+   * `onDropped` runs when it closes: a server that restarted may have forgotten the keys waited on.
+   */
+  async subscriber(onMessage: (channel: string) => void, onDropped: () => void): Promise<Redis> {
     if (!this.subscriberClient) {
       // No command timeout here: a subscriber connection legitimately waits for messages.
       this.subscriberClient = this.connect(failFast(this.options, this.settings, 0));
       this.subscriberClient.on('message', onMessage);
+      this.subscriberClient.on('close', onDropped);
       this.subscriberClient.on('ready', () => this.handshakeDone(this.subscriberClient!));
       const subscriber = this.subscriberClient;
       // A permanent subscription keeps the connection in subscriber mode between waits, so ioredis

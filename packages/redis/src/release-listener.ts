@@ -45,7 +45,7 @@ export class ReleaseListener {
     let channel = this.channels.get(name);
     if (!channel) {
       const subscribed = Promise.allSettled(
-        this.nodes.map(async (node) => (await node.subscriber(this.onMessage)).subscribe(name)),
+        this.nodes.map(async (node) => (await node.subscriber(this.onMessage, this.onDropped)).subscribe(name)),
       );
       channel = { wakers: new Set(), subscribed };
       this.channels.set(name, channel);
@@ -65,5 +65,10 @@ export class ReleaseListener {
 
   private readonly onMessage = (name: string): void => {
     for (const wake of this.channels.get(name)?.wakers ?? []) wake();
+  };
+
+  /** A subscriber connection closed: messages may have been missed, so every waiter looks again. */
+  private readonly onDropped = (): void => {
+    for (const channel of this.channels.values()) for (const wake of channel.wakers) wake();
   };
 }

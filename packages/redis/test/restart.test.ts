@@ -55,6 +55,21 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     expect(reason.message).toMatch(/connection to redis 127\.0\.0\.1:\d+ dropped/);
   });
 
+  test('a waiter tries again as soon as the server is back, not at its next safety re-check', async () => {
+    const server = single!;
+    const key = newKey();
+    const holder = await open({ url: server.url }).tryAcquire(key, { ttlMs: 30_000 });
+    expect(holder).not.toBeNull();
+    const waiting = open({ url: server.url, safetyPollMs: 60_000 }).acquire(key, { waitMs: 10_000 });
+    // Let the waiter settle into its wait (subscribed, capped by the holder's 30 s lease).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await server.restart();
+    const backAt = Date.now();
+    const lock = await waiting;
+    expect(Date.now() - backAt).toBeLessThan(2000);
+    await lock.release();
+  });
+
   test('a dropped connection with the server intact is treated the same (it cannot be told apart from a restart); release still frees the key', async () => {
     const server = single!;
     const key = newKey();
