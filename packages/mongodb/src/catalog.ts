@@ -1,140 +1,97 @@
 import type { Collection, Db, Filter, FindOneAndUpdateOptions, ObjectId, UpdateFilter } from 'mongodb';
-import { findAndModifyById } from './id-pushdown.js';
+import { type Bound, throwIfAborted } from './bounded.js';
 import { isDuplicateKey } from './driver-errors.js';
-import { LOCKED, UNLOCKED, type LatchDocument, type LockDocument, type PingDocument } from './documents.js';
-import { MutationLatch, whileSqliteBusy } from './mutation-latch.js';
-import type { DistLockSettings } from './options.js';
-
-/** The fields one acquisition writes (MongoDB's grabLock / overtakeLock `$set`, plus Holdfast's). */
-export interface Acquisition {
-  readonly key: string;
-  readonly ts: ObjectId;
-  readonly who: string;
-  readonly why: string;
-  readonly lease: number;
-  readonly renew: boolean;
-}
-
-const MAJORITY = { writeConcern: { w: 'majority' as const, wtimeoutMS: 15_000 } };
+import { LOCKED, UNLOCKED, type LockDocument } from './documents.js';
+import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
+import { MAJORITY } from './write-concern.js';
 
 /**
- * MongoDB's DistLockCatalog: every command the lock protocol sends, one method each, with write
- * concern majority. Mutations of one lock document run through `latch` where the server needs it.
+ * MongoDB's DistLockCatalog, for mongod: every lock command is one findAndModify whose filter the
+ * server evaluates atomically with the write, so a command delivered late is judged on the state it
+ * meets (a grab of a lock someone else took meanwhile finds it held and fails). A grant and its
+ * release are two commands. Reads take the caller's signal; a write, once sent, is left to finish
+ * (the driver's socket timeout bounds it), so that whoever abandons a grab can free it once settled.
  */
-export class DistLockCatalog {
+export class DistLockCatalog implements LockCatalog {
   readonly locks: Collection<LockDocument>;
-  readonly pings: Collection<PingDocument>;
-  private readonly latch: MutationLatch | undefined;
 
   constructor(
-    readonly db: Db,
-    settings: DistLockSettings,
+    db: Db,
+    locksCollection: string,
     readonly processId: string,
-    serializeMutations: boolean,
   ) {
-    this.locks = db.collection<LockDocument>(settings.locksCollection, MAJORITY);
-    this.pings = db.collection<PingDocument>(settings.pingsCollection, MAJORITY);
-    this.latch = serializeMutations
-      ? new MutationLatch(db.collection<LatchDocument>(`${settings.locksCollection}.latches`, MAJORITY))
-      : undefined;
+    this.locks = db.collection<LockDocument>(locksCollection, MAJORITY);
   }
 
   /**
    * Idempotent, and safe when many instances start at once (identical specs are a no-op). One index
    * per command: FerretDB drops the connection on a multi-index createIndexes whose indexes exist.
    */
-  async ensureIndexes(): Promise<void> {
+  async ensureIndexes(bound: Bound): Promise<void> {
+    throwIfAborted(bound);
     await this.locks.createIndex({ ts: 1 }, { name: 'ts_1' });
+    throwIfAborted(bound);
     await this.locks.createIndex({ state: 1, process: 1 }, { name: 'state_1_process_1' });
-    await this.pings.createIndex({ ping: 1 }, { name: 'ping_1' });
   }
 
   /** Upsert on `{_id, state: 0}`: the new document, or null when busy (E11000: the upsert lost to a held lock). */
-  async grabLock(acquisition: Acquisition): Promise<LockDocument | null> {
-    return this.mutate(acquisition.key, async () => {
-      try {
-        return await this.findAndModify(acquisition.key, { _id: acquisition.key, state: UNLOCKED }, this.acquire(acquisition), {
-          upsert: true,
-          returnDocument: 'after',
-        });
-      } catch (error) {
-        if (isDuplicateKey(error)) return null;
-        throw error;
-      }
-    });
-  }
-
-  /** Takes a lock that is free or still held by `currentHolderTs`; null when it changed meanwhile. */
-  async overtakeLock(acquisition: Acquisition, currentHolderTs: ObjectId): Promise<LockDocument | null> {
-    const { key } = acquisition;
-    return this.mutate(key, () =>
-      this.findAndModify(key, { $or: [{ _id: key, state: UNLOCKED }, { _id: key, ts: currentHolderTs }] }, this.acquire(acquisition), {
+  async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
+    try {
+      return await this.findAndModify(bound, { _id: acquisition.key, state: UNLOCKED }, this.acquire(acquisition), {
+        upsert: true,
         returnDocument: 'after',
-      }),
-    );
-  }
-
-  /** Frees the lock if `ts` still holds it; true if it did. No match is success (idempotent). */
-  async unlock(key: string, ts: ObjectId): Promise<boolean> {
-    return this.mutate(key, async () => {
-      const before = await this.findAndModify(key, { _id: key, ts }, { $set: { state: UNLOCKED } }, { returnDocument: 'before' });
-      return before?.state === LOCKED;
-    });
-  }
-
-  /** Frees every lock of this process (shutdown). */
-  async unlockAll(): Promise<void> {
-    if (!this.latch) {
-      await this.locks.updateMany({ process: this.processId }, { $set: { state: UNLOCKED } });
-      return;
+      });
+    } catch (error) {
+      if (isDuplicateKey(error)) return null;
+      throw error;
     }
-    for (const held of await this.heldByProcess()) await this.unlock(held._id, held.ts);
   }
 
-  /** Administrative: frees the key whoever holds it; true if it was held. The fence is kept. */
-  async forceUnlock(key: string): Promise<boolean> {
-    return this.mutate(key, async () => {
-      const before = await this.findAndModify(key, { _id: key, state: LOCKED }, { $set: { state: UNLOCKED } }, { returnDocument: 'before' });
-      return before !== null;
+  overtakeLock(acquisition: Acquisition, currentHolderTs: ObjectId, bound: Bound): Promise<LockDocument | null> {
+    const { key } = acquisition;
+    return this.findAndModify(bound, { $or: [{ _id: key, state: UNLOCKED }, { _id: key, ts: currentHolderTs }] }, this.acquire(acquisition), {
+      returnDocument: 'after',
     });
   }
 
-  /** Holdfast's extend: sets a new lease on a lock `ts` still holds; false when it no longer does. */
-  async extend(key: string, ts: ObjectId, lease: number): Promise<boolean> {
-    return this.mutate(key, async () => {
-      const after = await this.findAndModify(
-        key,
-        { _id: key, ts, state: LOCKED },
-        { $set: { lease }, $currentDate: { extended: true } },
-        { returnDocument: 'after' },
-      );
-      return after !== null;
-    });
+  async unlock({ key, ts }: HeldAcquisition, bound: Bound): Promise<boolean> {
+    const before = await this.findAndModify(bound, { _id: key, ts }, { $set: { state: UNLOCKED } }, { returnDocument: 'before' });
+    return before?.state === LOCKED;
   }
 
-  getLockByName(key: string): Promise<LockDocument | null> {
-    return this.locks.findOne({ _id: key });
+  async unlockAll(bound: Bound): Promise<void> {
+    throwIfAborted(bound);
+    await this.locks.updateMany({ process: this.processId }, { $set: { state: UNLOCKED } });
   }
 
-  /** The locks this process holds according to the server: the holder's check, one query for all. */
-  heldByProcess(): Promise<{ _id: string; ts: ObjectId }[]> {
+  async forceUnlock(key: string, bound: Bound): Promise<boolean> {
+    const before = await this.findAndModify(bound, { _id: key, state: LOCKED }, { $set: { state: UNLOCKED } }, { returnDocument: 'before' });
+    return before !== null;
+  }
+
+  async extend({ key, ts }: HeldAcquisition, lease: number, bound: Bound): Promise<boolean> {
+    const after = await this.findAndModify(
+      bound,
+      { _id: key, ts, state: LOCKED },
+      { $set: { lease }, $currentDate: { extended: true } },
+      { returnDocument: 'after' },
+    );
+    return after !== null;
+  }
+
+  getLockByName(key: string, bound: Bound): Promise<LockDocument | null> {
+    return this.locks.findOne({ _id: key }, { signal: bound.signal });
+  }
+
+  /** One query for all of this process's locks, whatever `held` lists. */
+  stillHeld(_held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
+    return this.heldByProcess(bound);
+  }
+
+  heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
     return this.locks
-      .find({ process: this.processId, state: LOCKED }, { projection: { _id: 1, ts: 1 }, batchSize: 10_000 })
+      .find({ process: this.processId, state: LOCKED }, { projection: { _id: 1, ts: 1 }, batchSize: 10_000, signal: bound.signal })
       .toArray() as Promise<{ _id: string; ts: ObjectId }[]>;
-  }
-
-  async ping(): Promise<void> {
-    const ping = () => this.pings.findOneAndUpdate({ _id: this.processId }, { $currentDate: { ping: true } }, { upsert: true });
-    await (this.latch ? whileSqliteBusy(ping) : ping());
-  }
-
-  async getPing(processId: string): Promise<Date | null> {
-    return (await this.pings.findOne({ _id: processId }))?.ping ?? null;
-  }
-
-  /** Shutdown: the ping document goes away with the process. */
-  async stopPing(): Promise<void> {
-    await this.pings.deleteOne({ _id: this.processId });
   }
 
   private acquire(acquisition: Acquisition): UpdateFilter<LockDocument> {
@@ -146,18 +103,13 @@ export class DistLockCatalog {
     };
   }
 
-  /** MongoDB's findAndModify; on a latched server, evaluated by `_id` (see id-pushdown.ts). */
   private findAndModify(
-    key: string,
+    bound: Bound,
     filter: Filter<LockDocument>,
     update: UpdateFilter<LockDocument>,
     options: FindOneAndUpdateOptions & { returnDocument: 'before' | 'after' },
   ): Promise<LockDocument | null> {
-    if (this.latch) return findAndModifyById(this.locks, key, filter, update, options);
+    throwIfAborted(bound);
     return this.locks.findOneAndUpdate(filter, update, options);
-  }
-
-  private mutate<T>(key: string, mutation: () => Promise<T>): Promise<T> {
-    return this.latch ? this.latch.run(key, mutation) : mutation();
   }
 }

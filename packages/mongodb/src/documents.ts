@@ -23,6 +23,8 @@ export interface LockDocument {
   lease?: number;
   renew?: boolean;
   extended?: Date;
+  /** FerretDB only: the version this state has in the key's version records (see versioned-catalog.ts). */
+  version?: number;
 }
 
 /** A ping document, shaped as MongoDB's `config.lockpings`. */
@@ -31,9 +33,12 @@ export interface PingDocument {
   ping: Date;
 }
 
-/** FerretDB only: a short-lived per-key mutation latch (see mutation-latch.ts). */
-export interface LatchDocument {
+/**
+ * FerretDB only: one immutable version of a lock document, `_id` = `<version>:<key>` (see
+ * versioned-catalog.ts). Version 1 is the first one the adapter wrote for that key.
+ */
+export interface VersionRecord extends Omit<LockDocument, '_id'> {
   _id: string;
-  nonce: string;
-  at: Date;
+  key: string;
+  version: number;
 }

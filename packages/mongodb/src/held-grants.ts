@@ -1,10 +1,13 @@
 import type { ObjectId } from 'mongodb';
 import type { GrantRequest } from '@holdfast/core/backend';
+import type { LockDocument } from './documents.js';
 
 /** One acquisition this provider instance holds. */
 export interface HeldGrant {
   readonly request: GrantRequest;
   readonly ts: ObjectId;
+  /** The lock document the grab returned (on FerretDB, its version says where to look for changes). */
+  readonly granted: LockDocument;
   /** Local time the grant request was sent: a contender cannot have seen the lock earlier. */
   readonly sentAt: number;
   /** Local time the grant was confirmed: holder checks sent earlier cannot know about it. */
@@ -36,6 +39,15 @@ export class HeldGrants {
 
   all(): HeldGrant[] {
     return [...this.byLockId.values()];
+  }
+
+  /** The acquisitions as the catalog's holder check takes them. */
+  acquisitions(): { key: string; ts: ObjectId; granted: LockDocument }[] {
+    return this.all().map((grant) => ({ key: grant.request.key, ts: grant.ts, granted: grant.granted }));
+  }
+
+  holds(ts: ObjectId): boolean {
+    return this.all().some((grant) => grant.ts.equals(ts));
   }
 
   /** Declares lost every grant for which `isGone` holds, forgets it and returns it. */

@@ -1,19 +1,25 @@
 import { MongoServerSelectionError, ObjectId, type Db, type MongoClient } from 'mongodb';
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import type { Grant, GrantRequest, LockBackend, WaitOptions } from '@holdfast/core/backend';
-import { type Acquisition, DistLockCatalog } from './catalog.js';
+import type { CallContext, Grant, GrantRequest, LockBackend, WaitOptions } from '@holdfast/core/backend';
+import { type Bound, bounded, throwIfAborted } from './bounded.js';
+import { DistLockCatalog } from './catalog.js';
 import { LOCKED, UNLOCKED, type LockDocument } from './documents.js';
 import { isNetworkError } from './driver-errors.js';
 import { PingHistory } from './expiry.js';
 import { HeldGrants } from './held-grants.js';
+import type { Acquisition, LockCatalog } from './lock-catalog.js';
 import type { DistLockSettings } from './options.js';
+import { PingStore } from './ping-store.js';
 import { Pinger } from './pinger.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
 import { UnlockQueue } from './unlock-queue.js';
+import { VersionedCatalog } from './versioned-catalog.js';
 import { WakeUps } from './wake-ups.js';
 
 /** Immediate retries of a grab after a network error (lockWithSessionID's kMaxNumLockAcquireRetries). */
 const NETWORK_RETRIES = 2;
+/** For callers of the LockBackend methods that pass no CallContext (older cores, tests). */
+const UNBOUNDED: CallContext = { signal: new AbortController().signal };
 
 export interface MongoBackendOptions {
   readonly client: MongoClient;
@@ -22,6 +28,8 @@ export interface MongoBackendOptions {
   readonly databaseName: string | undefined;
   readonly settings: DistLockSettings;
   readonly processId: string;
+  /** Bounds the adapter's own background commands (ping, holder check, queued unlocks). */
+  readonly commandTimeoutMs: number;
   readonly readServerInfo?: ServerInfoReader;
 }
 
@@ -44,7 +52,8 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
 /** The runtime parts, created once the server has answered. */
 interface Connected {
   readonly db: Db;
-  readonly catalog: DistLockCatalog;
+  readonly catalog: LockCatalog;
+  readonly pings: PingStore;
   readonly pinger: Pinger;
   readonly wakeUps: WakeUps;
   readonly ferretdb: boolean;
@@ -59,8 +68,12 @@ export class MongoBackend implements LockBackend {
   private readonly history = new PingHistory();
   /** One lock session id (ts) per acquire attempt, reused across its tryGrant passes. */
   private readonly sessionIds = new WeakMap<GrantRequest, ObjectId>();
+  /** The ts of every grab pass still running (a document carrying one of them is not an orphan). */
+  private readonly grabbing = new Map<string, number>();
   private readonly readServerInfo: ServerInfoReader;
   private connecting: Promise<Connected> | undefined;
+  /** Set once connect() has finished. */
+  private ready: Connected | undefined;
   private closed = false;
 
   constructor(private readonly options: MongoBackendOptions) {
@@ -86,21 +99,26 @@ export class MongoBackend implements LockBackend {
     return this.connecting;
   }
 
-  async tryGrant(request: GrantRequest): Promise<Grant | null> {
-    const { catalog } = await this.connected();
+  /**
+   * One pass of lockWithSessionID. Returns when `call.signal` aborts, whatever the server does; a
+   * pass abandoned that way (or whose outcome is unknown) has its ts unlocked once it has settled.
+   */
+  async tryGrant(request: GrantRequest, call: CallContext = UNBOUNDED): Promise<Grant | null> {
     const acquisition = this.acquisitionFor(request);
     const sentAt = Date.now();
-    let granted = await this.grab(catalog, request, acquisition);
-    if (!granted) {
-      const current = await catalog.getLockByName(request.key);
-      if (current && (current.state === UNLOCKED || current.ts.equals(acquisition.ts) || (await this.isExpired(current)))) {
-        granted = await this.unlessUnknown(request, acquisition, () => catalog.overtakeLock(acquisition, current.ts));
-      }
+    const pass = this.tracked(acquisition.ts, this.grantPass(request, acquisition, call));
+    let granted: LockDocument | null;
+    try {
+      granted = await bounded(call, pass);
+      throwIfAborted(call);
+    } catch (error) {
+      if (call.signal.aborted) this.abandon(request, acquisition, pass);
+      throw error;
     }
     if (!granted) return null;
     this.history.forget(request.key);
     this.sessionIds.delete(request);
-    this.grants.add({ request, ts: acquisition.ts, sentAt, grantedAt: Date.now(), lease: request.ttlMs });
+    this.grants.add({ request, ts: acquisition.ts, granted, sentAt, grantedAt: Date.now(), lease: request.ttlMs });
     return {
       token: BigInt(granted.fence ?? 0),
       acquiredAt: granted.when,
@@ -109,16 +127,16 @@ export class MongoBackend implements LockBackend {
   }
 
   async waitForChange(key: string, options: WaitOptions): Promise<void> {
-    const { wakeUps } = await this.connected();
+    const { wakeUps } = await bounded(options, this.connected());
     await wakeUps.wait(key, options);
   }
 
-  async extend(key: string, lockId: string, ttlMs: number): Promise<Date | null | undefined> {
+  async extend(key: string, lockId: string, ttlMs: number, call: CallContext = UNBOUNDED): Promise<Date | null | undefined> {
     const grant = this.grants.get(lockId);
     if (!grant) return undefined;
-    const { catalog } = await this.connected();
+    const { catalog } = await bounded(call, this.connected());
     const started = Date.now();
-    if (!(await catalog.extend(key, grant.ts, ttlMs))) {
+    if (!(await bounded(call, catalog.extend({ key, ts: grant.ts, granted: grant.granted }, ttlMs, call)))) {
       this.grants.remove(lockId);
       return undefined;
     }
@@ -126,31 +144,34 @@ export class MongoBackend implements LockBackend {
     return grant.request.autoRenew ? null : new Date(started + ttlMs);
   }
 
-  async release(key: string, lockId: string): Promise<boolean> {
+  async release(key: string, lockId: string, call: CallContext = UNBOUNDED): Promise<boolean> {
     const grant = this.grants.remove(lockId);
     if (!grant) return false;
-    const { catalog } = await this.connected();
+    const unlock = this.connected().then(({ catalog }) => catalog.unlock({ key, ts: grant.ts, granted: grant.granted }, call));
     try {
-      return await catalog.unlock(key, grant.ts);
+      return await bounded(call, unlock);
     } catch (error) {
-      this.unlockQueue.add(key, grant.ts);
+      // Unconfirmed: retried by the pinger until the server answers (a release never leaves a lock held);
+      // an unlock cut short by the signal is queued once it has settled, not while it may still land.
+      if (call.signal.aborted) void unlock.catch(() => undefined).then(() => this.unlockSoon(key, grant.ts));
+      else this.unlockSoon(key, grant.ts);
       throw error;
     }
   }
 
-  async isHeld(key: string, lockId: string): Promise<boolean> {
+  async isHeld(key: string, lockId: string, call: CallContext = UNBOUNDED): Promise<boolean> {
     const grant = this.grants.get(lockId);
     if (!grant) return false;
-    const { catalog } = await this.connected();
-    const current = await catalog.getLockByName(key);
+    const { catalog } = await bounded(call, this.connected());
+    const current = await bounded(call, catalog.getLockByName(key, call));
     return current?.state === LOCKED && current.ts.equals(grant.ts);
   }
 
-  async inspect(key: string): Promise<LockInfo | null> {
-    const { catalog } = await this.connected();
-    const current = await catalog.getLockByName(key);
+  async inspect(key: string, call: CallContext = UNBOUNDED): Promise<LockInfo | null> {
+    const { catalog, pings } = await bounded(call, this.connected());
+    const current = await bounded(call, catalog.getLockByName(key, call));
     if (!current || current.state !== LOCKED) return null;
-    const lastPing = await catalog.getPing(current.process);
+    const lastPing = await bounded(call, pings.getPing(current.process, call));
     const renew = current.renew !== false;
     const lease = current.lease ?? this.options.settings.lockExpirationMs;
     const owner = current.who.startsWith(`${current.process}:`) ? current.who.slice(current.process.length + 1) : current.who;
@@ -176,48 +197,104 @@ export class MongoBackend implements LockBackend {
     };
   }
 
-  async forceRelease(key: string): Promise<boolean> {
-    const { catalog } = await this.connected();
-    const freed = await catalog.forceUnlock(key);
+  async forceRelease(key: string, call: CallContext = UNBOUNDED): Promise<boolean> {
+    const { catalog } = await bounded(call, this.connected());
+    const freed = await bounded(call, catalog.forceUnlock(key, call));
     this.grants.loseWhere((grant) => grant.request.key === key, 'force-released by an administrator');
     return freed;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops the pinger, frees what this process still holds and removes its ping, then closes the
+   * client. When `call.signal` aborts (close ran out of time) the client is closed at once, which
+   * ends every connection and every command still waiting for the server.
+   */
+  async close(call: CallContext = UNBOUNDED): Promise<void> {
     this.closed = true;
-    const connected = await this.connecting?.catch(() => undefined);
+    const shutdown = this.shutdown(call);
     try {
-      if (connected) {
-        await connected.pinger.stop();
-        await connected.wakeUps.close();
-        await this.unlockQueue.drain(connected.catalog).catch(() => undefined);
-        await connected.catalog.unlockAll().catch(() => undefined);
-        await connected.catalog.stopPing().catch(() => undefined);
-      }
+      await bounded(call, shutdown);
+    } catch {
+      // Out of time, or the server failed: nothing more to do but close the connections.
     } finally {
-      if (this.options.ownsClient) await this.options.client.close();
+      if (this.options.ownsClient) await this.closeClient(call);
     }
+  }
+
+  private async shutdown(call: CallContext): Promise<void> {
+    // Still connecting: nothing was taken yet, and connect() gives up by itself once it sees `closed`.
+    const connected = this.ready;
+    if (!connected) return;
+    await connected.pinger.stop(call);
+    await connected.wakeUps.close();
+    await this.unlockQueue.drain(connected.catalog, call).catch(() => undefined);
+    await connected.catalog.unlockAll(call).catch(() => undefined);
+    await connected.pings.stopPing(call).catch(() => undefined);
+  }
+
+  /** The driver's close waits for the server in places (ending sessions): never longer than the signal allows. */
+  private async closeClient(call: CallContext): Promise<void> {
+    const closing = this.options.client.close();
+    await bounded(call, closing).catch(() => undefined);
   }
 
   private async connect(): Promise<Connected> {
     if (this.closed) throw new Error('closed');
     const { client, settings, processId } = this.options;
+    const bound: Bound = { signal: AbortSignal.timeout(this.options.commandTimeoutMs) };
     await client.connect();
     const db = client.db(this.options.databaseName);
-    const buildInfo = await db.command({ buildInfo: 1 });
+    const buildInfo = await db.command({ buildInfo: 1 }, { signal: bound.signal });
     const ferretdb = typeof buildInfo['ferretdbVersion'] === 'string';
-    const catalog = new DistLockCatalog(db, settings, processId, ferretdb);
-    await catalog.ensureIndexes();
+    const catalog = ferretdb ? new VersionedCatalog(db, settings.locksCollection, processId) : new DistLockCatalog(db, settings.locksCollection, processId);
+    const pings = new PingStore(db, settings.pingsCollection, processId);
+    await catalog.ensureIndexes(bound);
+    await pings.ensureIndexes(bound);
     const pingSentAt = Date.now();
-    await catalog.ping();
-    const pinger = new Pinger(catalog, settings.pingIntervalMs, this.grants, this.unlockQueue, pingSentAt);
-    const connected = { db, catalog, pinger, wakeUps: new WakeUps(catalog.locks, settings.retryIntervalMs), ferretdb };
+    await pings.ping(bound);
+    const pinger = new Pinger(
+      {
+        catalog,
+        pings,
+        grants: this.grants,
+        unlocks: this.unlockQueue,
+        claims: (ts) => this.grabbing.has(ts.toHexString()) || this.grants.holds(ts),
+        intervalMs: settings.pingIntervalMs,
+        commandTimeoutMs: this.options.commandTimeoutMs,
+      },
+      pingSentAt,
+    );
+    const connected = { db, catalog, pings, pinger, wakeUps: new WakeUps(catalog.locks, settings.retryIntervalMs), ferretdb };
     if (this.closed) {
-      await catalog.stopPing().catch(() => undefined);
+      await pings.stopPing(bound).catch(() => undefined);
       throw new Error('closed');
     }
     pinger.start();
+    this.ready = connected;
     return connected;
+  }
+
+  private async grantPass(request: GrantRequest, acquisition: Acquisition, call: CallContext): Promise<LockDocument | null> {
+    const { catalog } = await this.connected();
+    let granted = await this.grab(catalog, request, acquisition, call);
+    if (!granted) {
+      const current = await catalog.getLockByName(request.key, call);
+      if (current && (current.state === UNLOCKED || current.ts.equals(acquisition.ts) || (await this.isExpired(current, call)))) {
+        granted = await this.unlessUnknown(request, acquisition, () => catalog.overtakeLock(acquisition, current.ts, call));
+      }
+    }
+    return granted;
+  }
+
+  /** Marks `ts` as being grabbed until `pass` settles, so that the pinger never frees it as an orphan. */
+  private tracked<T>(ts: ObjectId, pass: Promise<T>): Promise<T> {
+    const id = ts.toHexString();
+    this.grabbing.set(id, (this.grabbing.get(id) ?? 0) + 1);
+    return pass.finally(() => {
+      const left = (this.grabbing.get(id) ?? 1) - 1;
+      if (left === 0) this.grabbing.delete(id);
+      else this.grabbing.set(id, left);
+    });
   }
 
   private acquisitionFor(request: GrantRequest): Acquisition {
@@ -234,14 +311,14 @@ export class MongoBackend implements LockBackend {
   }
 
   /** grabLock with lockWithSessionID's error rules: network error = unlock and retry at once, at most twice. */
-  private async grab(catalog: DistLockCatalog, request: GrantRequest, acquisition: Acquisition): Promise<LockDocument | null> {
+  private async grab(catalog: LockCatalog, request: GrantRequest, acquisition: Acquisition, call: CallContext): Promise<LockDocument | null> {
     for (let retry = 0; ; retry++) {
       try {
-        return await catalog.grabLock(acquisition);
+        return await catalog.grabLock(acquisition, call);
       } catch (error) {
-        if (!isNetworkError(error) || retry >= NETWORK_RETRIES) return this.unknownState(request, acquisition, error);
+        if (!isNetworkError(error) || retry >= NETWORK_RETRIES || call.signal.aborted) return this.unknownState(request, acquisition, error);
         try {
-          await catalog.unlock(acquisition.key, acquisition.ts);
+          await catalog.unlock(acquisition, call);
         } catch (unlockError) {
           return this.unknownState(request, acquisition, unlockError);
         }
@@ -264,23 +341,38 @@ export class MongoBackend implements LockBackend {
   /** The command may have taken the lock: queue an unlock of this session and fail the attempt. */
   private unknownState(request: GrantRequest, acquisition: Acquisition, error: unknown): never {
     // Nothing reached the server when no server could be selected: the state is known, unchanged.
-    if (!(error instanceof MongoServerSelectionError)) this.abandonSession(request, acquisition);
+    if (!(error instanceof MongoServerSelectionError)) {
+      this.unlockSoon(acquisition.key, acquisition.ts);
+      this.sessionIds.delete(request);
+    }
     throw error;
   }
 
-  /** Queues an unlock of this ts and gives the attempt a new one, so the queued unlock never frees a later grant. */
-  private abandonSession(request: GrantRequest, acquisition: Acquisition): void {
-    this.unlockQueue.add(acquisition.key, acquisition.ts);
+  /**
+   * The caller gave up on this pass: the attempt gets a new ts (so no later grant can be freed by
+   * this unlock), and this one is unlocked once the pass has settled, when no write of it is pending.
+   */
+  private abandon(request: GrantRequest, acquisition: Acquisition, pass: Promise<unknown>): void {
     this.sessionIds.delete(request);
+    void pass.then(
+      () => this.unlockSoon(acquisition.key, acquisition.ts),
+      () => this.unlockSoon(acquisition.key, acquisition.ts),
+    );
+  }
+
+  /** Queues an unlock by ts and has the pinger drain the queue now rather than at its next interval. */
+  private unlockSoon(key: string, ts: ObjectId): void {
+    this.unlockQueue.add(key, ts);
+    void this.connecting?.then(({ pinger }) => pinger.kick(), () => undefined);
   }
 
   /** isLockExpired: the holder's ping (unless its lock is not renewed by pings) and the server's clock. */
-  private async isExpired(current: LockDocument): Promise<boolean> {
-    const { catalog, db } = await this.connected();
+  private async isExpired(current: LockDocument, call: CallContext): Promise<boolean> {
+    const { pings, db } = await this.connected();
     const renew = current.renew !== false;
-    const ping = renew ? ((await catalog.getPing(current.process)) ?? new Date(0)) : null;
+    const ping = renew ? ((await pings.getPing(current.process, call)) ?? new Date(0)) : null;
     const started = performance.now();
-    const server = await this.readServerInfo(db);
+    const server = await this.readServerInfo(db, call.signal);
     const roundTripMs = performance.now() - started;
     const observation = {
       process: current.process,

@@ -1,26 +1,39 @@
-import type { DistLockCatalog } from './catalog.js';
+import type { ObjectId } from 'mongodb';
+import type { Bound } from './bounded.js';
 import type { HeldGrants } from './held-grants.js';
+import type { LockCatalog } from './lock-catalog.js';
+import type { PingStore } from './ping-store.js';
 import type { UnlockQueue } from './unlock-queue.js';
+
+export interface PingerParts {
+  readonly catalog: LockCatalog;
+  readonly pings: PingStore;
+  readonly grants: HeldGrants;
+  readonly unlocks: UnlockQueue;
+  /** True for a ts this process holds or is still trying to grab: anything else of ours is an orphan. */
+  readonly claims: (ts: ObjectId) => boolean;
+  readonly intervalMs: number;
+  /** Longest time one of the pinger's commands may take. */
+  readonly commandTimeoutMs: number;
+}
 
 /**
  * One per provider instance, however many locks it holds (MongoDB's replSetDistLockPinger). Every
- * interval: ping, drain the unlock queue, check this process's locks on the server. Between rounds
- * it watches its own pings: a lock kept alive by them is declared lost once they have failed for
- * longer than its lease minus a safety margin, before any contender may judge it expired.
+ * interval: ping, drain the unlock queue, check this process's locks on the server and free the ones
+ * it does not claim (a grab that landed after its caller gave up: the ping must not keep it alive).
+ * Between rounds it watches its own pings: a lock kept alive by them is declared lost once they have
+ * failed for longer than its lease minus a safety margin, before any contender may judge it expired.
  */
 export class Pinger {
   private timer: NodeJS.Timeout | undefined;
   private pinging: Promise<void> | undefined;
   private maintaining: Promise<void> | undefined;
   private maintainedAt = 0;
-  private stopped = false;
+  private readonly stopping = new AbortController();
   private lastPingError: unknown;
 
   constructor(
-    private readonly catalog: DistLockCatalog,
-    private readonly intervalMs: number,
-    private readonly grants: HeldGrants,
-    private readonly unlocks: UnlockQueue,
+    private readonly parts: PingerParts,
     /** Local time at which the last successful ping was sent. */
     public lastPingSentAt: number,
   ) {}
@@ -29,17 +42,37 @@ export class Pinger {
     this.schedule();
   }
 
-  /** Stops the timer and waits for the work in flight; leaves nothing scheduled. */
-  async stop(): Promise<void> {
-    this.stopped = true;
+  /** Stops the timer and waits for the work in flight (cut short when `bound` aborts); leaves nothing scheduled. */
+  async stop(bound: Bound): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.all([this.pinging, this.maintaining]);
+    const onAbort = (): void => this.stopping.abort(bound.signal?.reason);
+    if (bound.signal?.aborted) onAbort();
+    bound.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all([this.pinging, this.maintaining]);
+    } finally {
+      bound.signal?.removeEventListener('abort', onAbort);
+      if (!this.stopping.signal.aborted) this.stopping.abort(new Error('pinger stopped'));
+    }
+  }
+
+  /** Runs a maintenance round now (unless one is running): drains the unlock queue without waiting an interval. */
+  kick(): void {
+    if (this.stopping.signal.aborted || this.maintaining) return;
+    this.maintaining = this.maintain().finally(() => {
+      this.maintaining = undefined;
+      this.maintainedAt = Date.now();
+    });
   }
 
   private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => this.tick(), this.intervalMs);
+    if (this.stopping.signal.aborted) return;
+    this.timer = setTimeout(() => this.tick(), this.parts.intervalMs);
+  }
+
+  private bound(): Bound {
+    return { signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.parts.commandTimeoutMs)]) };
   }
 
   /** The ping and the rest run separately, so a slow holder check never delays a ping. */
@@ -48,19 +81,14 @@ export class Pinger {
     this.loseLocksOutlivingPings();
     this.pinging ??= this.ping().finally(() => (this.pinging = undefined));
     // A slow check (FerretDB scans every lock document for it) is followed by a full idle interval.
-    if (!this.maintaining && Date.now() - this.maintainedAt >= this.intervalMs) {
-      this.maintaining = this.maintain().finally(() => {
-        this.maintaining = undefined;
-        this.maintainedAt = Date.now();
-      });
-    }
+    if (Date.now() - this.maintainedAt >= this.parts.intervalMs) this.kick();
     this.schedule();
   }
 
   private async ping(): Promise<void> {
     const sentAt = Date.now();
     try {
-      await this.catalog.ping();
+      await this.parts.pings.ping(this.bound());
       this.lastPingSentAt = sentAt;
       this.lastPingError = undefined;
     } catch (error) {
@@ -68,12 +96,16 @@ export class Pinger {
     }
   }
 
-  /** Drains the unlock queue, then checks this process's locks on the server. */
+  /** Drains the unlock queue, checks the grants this process holds, frees the locks it does not claim. */
   private async maintain(): Promise<void> {
-    await this.unlocks.drain(this.catalog);
+    const { catalog, grants, unlocks, claims } = this.parts;
+    await unlocks.drain(catalog, this.bound());
     const listedAt = Date.now();
     try {
-      this.grants.verify(await this.catalog.heldByProcess(), listedAt);
+      grants.verify(await catalog.stillHeld(grants.acquisitions(), this.bound()), listedAt);
+      const orphans = (await catalog.heldByProcess(this.bound())).filter((lock) => !claims(lock.ts));
+      for (const orphan of orphans) unlocks.add(orphan._id, orphan.ts);
+      if (orphans.length > 0) await unlocks.drain(catalog, this.bound());
     } catch {
       // The server is unreachable: the ping deadline, not this check, decides about loss then.
     }
@@ -81,17 +113,17 @@ export class Pinger {
 
   private loseLocksOutlivingPings(): void {
     const now = Date.now();
-    const lost = this.grants.loseWhere(
+    const lost = this.parts.grants.loseWhere(
       (grant) => grant.request.autoRenew && now >= Math.max(this.lastPingSentAt, grant.sentAt) + grant.lease - this.safetyMargin(grant.lease),
       'this process could not ping for longer than the lease allows; a contender may take the lock over',
       this.lastPingError,
     );
     // The document may still carry our ts: free it as soon as the server answers again.
-    for (const grant of lost) this.unlocks.add(grant.request.key, grant.ts);
+    for (const grant of lost) this.parts.unlocks.add(grant.request.key, grant.ts);
   }
 
   /** A tenth of the lease, plus one interval because deadlines are only checked once per interval. */
   private safetyMargin(lease: number): number {
-    return lease / 10 + this.intervalMs;
+    return lease / 10 + this.parts.intervalMs;
   }
 }

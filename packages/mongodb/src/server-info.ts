@@ -8,11 +8,11 @@ export interface ServerInfo {
 }
 
 /** Reads the server's clock. Swappable (settings.readServerInfo) so tests can skew what a contender sees. */
-export type ServerInfoReader = (db: Db) => Promise<ServerInfo>;
+export type ServerInfoReader = (db: Db, signal?: AbortSignal) => Promise<ServerInfo>;
 
 /** getServerInfo: `serverStatus` -> localTime and repl.electionId. */
-export const readServerStatus: ServerInfoReader = async (db) => {
-  const status = await db.command({ serverStatus: 1 });
+export const readServerStatus: ServerInfoReader = async (db, signal) => {
+  const status = await db.command({ serverStatus: 1 }, { signal });
   const electionId = (status['repl'] as { electionId?: { toHexString(): string } } | undefined)?.electionId;
   return { serverTime: status['localTime'] as Date, electionId: electionId?.toHexString() };
 };

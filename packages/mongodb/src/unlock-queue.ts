@@ -1,5 +1,6 @@
 import type { ObjectId } from 'mongodb';
-import type { DistLockCatalog } from './catalog.js';
+import type { Bound } from './bounded.js';
+import type { LockCatalog } from './lock-catalog.js';
 
 interface PendingUnlock {
   readonly key: string;
@@ -22,15 +23,15 @@ export class UnlockQueue {
     return this.pending.length;
   }
 
-  /** One pass over the queue; failures are queued again for the next pass. */
-  async drain(catalog: DistLockCatalog): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    for (const entry of batch) {
+  /** One pass over the queue; an entry stays queued (and counted) until its unlock succeeds. */
+  async drain(catalog: LockCatalog, bound: Bound): Promise<void> {
+    for (const entry of [...this.pending]) {
       try {
-        await catalog.unlock(entry.key, entry.ts);
+        await catalog.unlock(entry, bound);
+        const at = this.pending.indexOf(entry);
+        if (at >= 0) this.pending.splice(at, 1);
       } catch {
-        this.pending.push(entry);
+        // Stays queued for the next pass.
       }
     }
   }

@@ -7,8 +7,9 @@ import { MongoClient } from 'mongodb';
 import { freePort } from '@holdfast/test-harness/servers';
 
 /**
- * A FerretDB that can be stopped and started again on the same port with the same data, for the
- * unlock-queue case (the servers tooling restarts Redis and Consul members, not FerretDB).
+ * A FerretDB that can be stopped and started again on the same port with the same data, or frozen
+ * (SIGSTOP) and thawed, for the unlock-queue and hung-server cases (the servers tooling restarts
+ * Redis and Consul members, not FerretDB).
  */
 export class RestartableFerretdb {
   private process: ChildProcess | undefined;
@@ -48,11 +49,21 @@ export class RestartableFerretdb {
     }
   }
 
+  /** SIGSTOP: the server keeps its port and accepts connections (the kernel does) but answers nothing. */
+  freeze(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.process?.kill('SIGCONT');
+  }
+
   async pause(): Promise<void> {
     const child = this.process;
     this.process = undefined;
     if (!child || child.exitCode !== null) return;
     child.kill('SIGKILL');
+    child.kill('SIGCONT');
     await once(child, 'exit');
   }
 

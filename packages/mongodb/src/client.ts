@@ -1,0 +1,30 @@
+import { MongoClient, type MongoClientOptions, MongoError } from 'mongodb';
+import { InvalidArgumentError } from '@holdfast/core';
+
+/** Core's default per-call timeout, which also bounds the driver unless told otherwise. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
+
+/** Driver timeouts that keep a hung or unreachable server from holding anything longer than a call may take. */
+const BOUNDED_BY_CALL = ['serverSelectionTimeoutMS', 'connectTimeoutMS', 'socketTimeoutMS'] as const;
+
+/**
+ * The driver client for a URL, without connecting. A URL the driver refuses (an unknown option, a
+ * malformed host list) is an InvalidArgumentError here, before any server is contacted.
+ */
+export function createClient(url: string | undefined, given: MongoClientOptions = {}, callTimeoutMs: number): MongoClient {
+  if (url === undefined) throw new InvalidArgumentError('url', 'createMongoProvider needs a url or a client');
+  const options: MongoClientOptions = { ...given };
+  const inUrl = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  for (const name of BOUNDED_BY_CALL) {
+    if (options[name] !== undefined || [...inUrl.keys()].some((key) => key.toLowerCase() === name.toLowerCase())) continue;
+    options[name] = name === 'socketTimeoutMS' ? 2 * callTimeoutMs : callTimeoutMs;
+  }
+  try {
+    return new MongoClient(url, options);
+  } catch (error) {
+    if (error instanceof MongoError || error instanceof TypeError) {
+      throw new InvalidArgumentError('url', `the MongoDB driver refused it: ${error.message}`);
+    }
+    throw error;
+  }
+}

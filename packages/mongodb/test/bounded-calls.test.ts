@@ -1,0 +1,138 @@
+import { ErrorCode, createLockProvider } from '@holdfast/core';
+import { ferretdbBinary, freePort } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createMongoProvider } from '../src/index.js';
+import { testUrl } from './fixtures.js';
+import { RestartableFerretdb } from './restartable-ferretdb.js';
+import { SilentListener } from './silent-listener.js';
+
+/** Allowance over a bound for timers, event loop turns and a busy 2-core machine. */
+const SLACK_MS = 1_000;
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value?: T; error?: { code?: string; message?: string } }> {
+  const started = Date.now();
+  try {
+    const value = await work();
+    return { ms: Date.now() - started, value };
+  } catch (error) {
+    return { ms: Date.now() - started, error: error as { code?: string; message?: string } };
+  }
+}
+
+async function until(condition: () => boolean, withinMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('every call is bounded when nothing listens (closed loopback port)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = testUrl(`mongodb://127.0.0.1:${await freePort()}/holdfast`);
+  });
+
+  test('creating a provider does not wait for the server', async () => {
+    // Well below the 5 s a connection attempt could take: only the adapter module's import counts.
+    const { ms, value } = await timed(() => createLockProvider(url));
+    expect(ms).toBeLessThan(1_500);
+    await value!.close();
+  });
+
+  test('tryAcquire fails with BackendError at the per-call timeout, not the driver\'s 30 s', async () => {
+    const locks = createMongoProvider({ url, callTimeoutMs: 1_000 });
+    try {
+      const { ms, error } = await timed(() => locks.tryAcquire('closed/try'));
+      expect(error?.code, error?.message).toBe(ErrorCode.Backend);
+      expect(ms).toBeGreaterThanOrEqual(900);
+      expect(ms).toBeLessThan(1_000 + SLACK_MS);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  test('acquire({ waitMs: 1000 }) gives up at its deadline with the default per-call timeout', async () => {
+    const locks = createMongoProvider({ url });
+    try {
+      const { ms, error } = await timed(() => locks.acquire('closed/wait', { waitMs: 1_000 }));
+      expect([ErrorCode.Backend, ErrorCode.Timeout], error?.message).toContain(error?.code);
+      expect(ms).toBeLessThan(1_000 + SLACK_MS);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  test('an AbortSignal aborted at 500 ms ends a long acquire at once', async () => {
+    const locks = createMongoProvider({ url });
+    try {
+      const signal = AbortSignal.timeout(500);
+      const { ms, error } = await timed(() => locks.acquire('closed/abort', { waitMs: 30_000, signal }));
+      expect(error?.code, error?.message).toBe(ErrorCode.Aborted);
+      expect(ms).toBeLessThan(500 + SLACK_MS);
+    } finally {
+      await locks.close();
+    }
+  });
+});
+
+describe('every call is bounded against a server that accepts and never answers', () => {
+  let silent: SilentListener;
+  beforeAll(async () => {
+    silent = await SilentListener.start();
+  });
+  afterAll(() => silent?.close());
+
+  test('tryAcquire returns at the per-call timeout; close() leaves no connection open', async () => {
+    const locks = createMongoProvider({ url: testUrl(`mongodb://127.0.0.1:${silent.port}/holdfast`), callTimeoutMs: 1_000, closeTimeoutMs: 1_000 });
+    const tried = await timed(() => locks.tryAcquire('silent/try'));
+    expect(tried.error?.code, tried.error?.message).toBe(ErrorCode.Backend);
+    expect(tried.ms).toBeLessThan(1_000 + SLACK_MS);
+    const inspected = await timed(() => locks.inspect('silent/try'));
+    expect(inspected.error?.code, inspected.error?.message).toBe(ErrorCode.Backend);
+    expect(inspected.ms).toBeLessThan(1_000 + SLACK_MS);
+    const closed = await timed(() => locks.close());
+    expect(closed.error).toBeUndefined();
+    expect(closed.ms).toBeLessThan(1_000 + SLACK_MS);
+    await until(() => silent.sockets.size === 0, 2_000, `the driver's connections to the silent listener closed (${silent.sockets.size} open)`);
+  });
+});
+
+const ferretdbSkip = await needLocalBinary('ferretdb');
+const ferretdb = await ferretdbBinary();
+
+describe.skipIf(ferretdbSkip !== null)('a hung server (FerretDB stopped with SIGSTOP)', () => {
+  let server: RestartableFerretdb;
+  beforeAll(async () => {
+    server = await RestartableFerretdb.start(ferretdb!);
+  });
+  afterAll(async () => {
+    server?.thaw();
+    await server?.stop();
+  });
+
+  test('tryAcquire, release and close() each return within their bound; the held lock is reported lost', async () => {
+    const locks = createMongoProvider({ url: testUrl(server.url), callTimeoutMs: 1_000, closeTimeoutMs: 1_500 });
+    const held = await locks.tryAcquire('hung/held');
+    const other = await locks.tryAcquire('hung/other');
+    expect(held).not.toBeNull();
+    expect(other).not.toBeNull();
+    server.freeze();
+    try {
+      const tried = await timed(() => locks.tryAcquire('hung/new'));
+      expect(tried.error?.code, tried.error?.message).toBe(ErrorCode.Backend);
+      expect(tried.ms).toBeLessThan(1_000 + SLACK_MS);
+      const released = await timed(() => other!.release());
+      expect(released.error?.code, released.error?.message).toBe(ErrorCode.Backend);
+      expect(released.ms).toBeLessThan(1_000 + SLACK_MS);
+      const closed = await timed(() => locks.close());
+      expect(closed.error).toBeUndefined();
+      expect(closed.ms).toBeLessThan(1_500 + SLACK_MS);
+      // Its release could not be confirmed: the holder is told, not left believing it holds the lock.
+      expect(held!.signal.aborted).toBe(true);
+    } finally {
+      server.thaw();
+    }
+  });
+});
