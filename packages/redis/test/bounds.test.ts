@@ -1,4 +1,4 @@
-import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { createLockProvider, ErrorCode, type LockProvider } from '@holdfast/core';
 import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -69,6 +69,14 @@ describe('a host that accepts connections and never answers', { timeout: 30_000 
     const aborted = await timed(locks.acquire(newKey(), { waitMs: 20_000, signal }), 3000, 'acquire with a signal');
     expect(codeOf(aborted.error)).toBe(ErrorCode.Aborted);
     expect(aborted.ms).toBeLessThan(800);
+  });
+
+  test('createLockProvider passes callTimeoutMs and closeTimeoutMs through', async () => {
+    const locks = await createLockProvider(url, { callTimeoutMs: 300, closeTimeoutMs: 300, adapter: { connectTimeoutMs: 10_000 } });
+    providers.push(locks);
+    const attempt = await timed(locks.tryAcquire(newKey()), 3000, 'tryAcquire');
+    expect(codeOf(attempt.error)).toBe(ErrorCode.Backend);
+    expect(attempt.ms).toBeLessThan(700);
   });
 
   test('the handshake is bounded by connectTimeoutMs, then the provider fails fast and close() is quick', async () => {
