@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort, redisServerBinary } from '@holdfast/test-harness/servers';
 import { Redis } from 'ioredis';
 
@@ -15,11 +18,14 @@ export interface RedisProcess {
   stop(): Promise<void>;
 }
 
+/** `extraArgs` override the defaults (e.g. `--appendonly yes`); data files go to a temporary directory. */
 export async function startRedisProcess(extraArgs: readonly string[] = []): Promise<RedisProcess> {
   const bin = await redisServerBinary();
   if (!bin) throw new Error('redis-server not found on PATH');
   const port = await freePort();
-  let child = await launch(bin, port, extraArgs);
+  const dir = mkdtempSync(join(tmpdir(), 'holdfast-redis-test-'));
+  const args = ['--dir', dir, ...extraArgs];
+  let child = await launch(bin, port, args);
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -27,9 +33,12 @@ export async function startRedisProcess(extraArgs: readonly string[] = []): Prom
     resume: () => child.kill('SIGCONT'),
     restart: async () => {
       await killed(child);
-      child = await launch(bin, port, extraArgs);
+      child = await launch(bin, port, args);
     },
-    stop: () => killed(child),
+    stop: async () => {
+      await killed(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -12,8 +12,9 @@ import { startRedisProcess, type RedisProcess } from './redis-process.js';
 
 const missing = await needLocalBinary('redis-server');
 const single: RedisProcess | null = missing ? null : await startRedisProcess();
+const durable: RedisProcess | null = missing ? null : await startRedisProcess(['--appendonly', 'yes', '--appendfsync', 'always']);
 const three: RedisSet | null = missing ? null : await startRedisSet(3);
-afterAll(() => Promise.all([single?.stop(), three?.stop()]), 60_000);
+afterAll(() => Promise.all([single?.stop(), durable?.stop(), three?.stop()]), 60_000);
 
 let keyCount = 0;
 const newKey = (): string => `restart/${process.pid}/${Date.now()}-${++keyCount}`;
@@ -93,6 +94,26 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     } finally {
       admin.disconnect();
     }
+  });
+});
+
+describe.skipIf(!durable)('a server with AOF and appendfsync always, killed and restarted', { timeout: 30_000 }, () => {
+  test('keeps the lock: nobody else is granted it; the holder is still told (it cannot know) and its release frees the key', async () => {
+    const server = durable!;
+    const key = newKey();
+    const holding = open({ url: server.url });
+    const holder = await holding.tryAcquire(key, { ttlMs: 30_000 });
+    expect(holder).not.toBeNull();
+    await server.restart();
+    const other = open({ url: server.url });
+    expect(await other.tryAcquire(key)).toBeNull();
+    expect((await other.inspect(key))?.owner).toBe(holding.owner);
+    expect(holder!.signal.aborted).toBe(true);
+    await until(async () => (await holding.inspect(key).catch(() => undefined)) !== undefined, 3000, 'holder reconnected');
+    await holder!.release();
+    const next = await other.tryAcquire(key);
+    expect(next!.token).toBeGreaterThan(holder!.token);
+    await next!.release();
   });
 });
 
