@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { expect, test } from 'vitest';
+import { childScript } from '../faults/child-script.js';
 import type { CaseFactory } from './suite-types.js';
 import { elapsed, skipBecause } from './support.js';
 
 /** A child process starts Node, imports the adapter and connects: generous, but bounded. */
 const CHILD_START_MS = 20_000;
-const CHILD_SCRIPT = fileURLToPath(new URL('../child-holder.js', import.meta.url));
 
 export function crashCases(cases: CaseFactory): void {
   test.concurrent('23. a holder process killed with SIGKILL frees its lock within TTL (+ backend delay)', async (t) => {
@@ -17,7 +16,7 @@ export function crashCases(cases: CaseFactory): void {
     if (!c.target.child) return skipBecause(t, `${c.target.name} gives no way to build a provider in a child process`);
     const key = c.key();
     const ttlMs = c.timing.shortTtlMs;
-    const child = spawn(process.execPath, [CHILD_SCRIPT, JSON.stringify({ ...c.target.child, key, ttlMs })], {
+    const child = spawn(process.execPath, [childScript('child-holder.js'), JSON.stringify({ ...c.target.child, key, ttlMs })], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

@@ -222,7 +222,7 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   const slack = c.timing.slackMs;
   const ttlMs = c.timing.shortTtlMs;
   const key = c.key();
-  const script = childScript('../faults/paused-holder.js', import.meta.url);
+  const script = childScript('faults/paused-holder.js');
   const child = spawn(process.execPath, [script, JSON.stringify({ ...c.target.child, key, ttlMs })], { stdio: ['pipe', 'pipe', 'inherit'] });
   t.onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) {

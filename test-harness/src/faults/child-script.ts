@@ -1,16 +1,13 @@
 import { existsSync } from 'node:fs';
-import { sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import packageDir from '../package-dir.cjs';
 
 /**
- * The compiled path of one of the harness's child-process scripts. Run from the TypeScript sources
- * (vitest on src/), the sibling .js does not exist; the built copy in dist/ is used instead.
+ * The path of one of the harness's child-process scripts (ESM, in dist/ whichever build, ESM or
+ * CommonJS, asks; also when vitest runs the harness from src/).
  */
-export function childScript(relativeJs: string, from: string): string {
-  const beside = fileURLToPath(new URL(relativeJs, from));
-  if (existsSync(beside)) return beside;
-  const at = beside.lastIndexOf(`${sep}src${sep}`);
-  const fromDist = at < 0 ? beside : `${beside.slice(0, at)}${sep}dist${sep}${beside.slice(at + 5)}`;
-  if (existsSync(fromDist)) return fromDist;
-  throw new Error(`child script ${relativeJs} not found at ${beside} or ${fromDist}: build the test harness first (npm run build)`);
+export function childScript(distRelativeJs: string): string {
+  const script = join(packageDir.harnessDir(), 'dist', distRelativeJs);
+  if (existsSync(script)) return script;
+  throw new Error(`child script ${script} not found: build the test harness first (npm run build)`);
 }

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import packageDir from '../package-dir.cjs';
 
 export interface GoServerSpec {
   version: string;
@@ -15,10 +17,10 @@ export interface ServerVersions {
 
 let cached: ServerVersions | undefined;
 
-/** The pins in scripts/server-versions.json (same relative path from src/servers and dist/servers). */
+/** The pins in the harness's scripts/server-versions.json. */
 export function serverVersions(): ServerVersions {
   cached ??= JSON.parse(
-    readFileSync(new URL('../../scripts/server-versions.json', import.meta.url), 'utf8'),
+    readFileSync(join(packageDir.harnessDir(), 'scripts', 'server-versions.json'), 'utf8'),
   ) as ServerVersions;
   return cached;
 }
