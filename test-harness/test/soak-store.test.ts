@@ -2,8 +2,8 @@ import { describe, expect, test } from 'vitest';
 import { FencedStore, type StoreRequest } from '../src/soak/fenced-store.js';
 
 /** The soak's judge must tell a broken lock from a correct one; these are the verdicts it gives. */
-function request(op: StoreRequest['op'], worker: number, n: number, token: number, acquiredAt = Date.now()): StoreRequest {
-  return { op, worker, grant: `${worker}:${n}`, key: 'k', token: String(token), acquiredAt };
+function request(op: StoreRequest['op'], worker: number, n: number, token: number, requestedAt = Date.now()): StoreRequest {
+  return { op, worker, grant: `${worker}:${n}`, key: 'k', token: String(token), requestedAt };
 }
 
 async function withStore(check: (store: FencedStore) => void): Promise<void> {
@@ -56,14 +56,14 @@ describe('the soak fenced store', () => {
       expect(store.figures.staleWritesAccepted).toBe(1);
     }));
 
-  test('a holder paused between its acquire and its first message is judged paused', () =>
+  test('a holder paused between asking for the lock and its first message is judged paused', () =>
     withStore((store) => {
-      const acquiredAt = Date.now() - 1000;
+      const requestedAt = Date.now() - 1000;
       store.handle(request('begin', 1, 1, 2));
       store.handle(request('end', 1, 1, 2));
       store.workerStopped(0);
       store.workerResumed(0);
-      expect(store.handle(request('begin', 0, 1, 1, acquiredAt)).ok).toBe(false);
+      expect(store.handle(request('begin', 0, 1, 1, requestedAt)).ok).toBe(false);
       expect(store.figures).toMatchObject({ tokenRegressions: 0, staleWritesRejected: 1 });
     }));
 

@@ -10,8 +10,11 @@ export interface StoreRequest {
   readonly grant: string;
   readonly key: string;
   readonly token: string;
-  /** When the worker's acquire resolved (Date.now()). */
-  readonly acquiredAt: number;
+  /**
+   * When the worker started the acquire that brought this grant (Date.now()). A worker stopped after
+   * that may have been granted, paused past the lease and superseded before it could say so.
+   */
+  readonly requestedAt: number;
 }
 
 export interface StoreFigures {
@@ -140,8 +143,8 @@ export class FencedStore {
 
   private begin(state: KeyState, request: StoreRequest, token: bigint): boolean {
     this.figures.grants++;
-    // Stopped at some point since its acquire resolved: it may have been superseded before it got here.
-    const paused = this.stopped.has(request.worker) || (this.lastStoppedAt.get(request.worker) ?? -Infinity) >= request.acquiredAt;
+    // Stopped at some point since it asked for the lock: it may have been superseded before it got here.
+    const paused = this.stopped.has(request.worker) || (this.lastStoppedAt.get(request.worker) ?? -Infinity) >= request.requestedAt;
     if (paused) this.figures.holdsPaused++;
     if (token <= state.highestToken) {
       // A paused holder arriving after its successor is what fencing is for; a live one is a broken token.

@@ -23,7 +23,7 @@ interface BackendDefaults {
 }
 
 export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
-  redis: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 1500, urlOptions: '' },
+  redis: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
   // 10 s is Consul's smallest session TTL; the server frees a lapsed session within 2 x TTL, then lock-delay.
   consul: { ttlMs: 10_000, pauseMs: [12_000, 25_000], pauseEveryMs: 6000, urlOptions: 'lockDelay=1s&prefix=holdfast-soak' },
   // Pauses up to 6.5 s straddle the 5 s after which a grab in progress is judged abandoned.

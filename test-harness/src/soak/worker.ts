@@ -29,6 +29,7 @@ const failures: Record<string, number> = {};
 while (!stop) {
   const key = spec.keys[Math.floor(Math.random() * spec.keys.length)]!;
   let lock: Lock;
+  const requestedAt = Date.now();
   try {
     lock = await provider.acquire(key, { ttlMs: spec.ttlMs, waitMs: spec.waitMs, reason: `soak worker ${spec.worker}` });
   } catch (error) {
@@ -37,13 +38,12 @@ while (!stop) {
     if (code !== ErrorCode.Timeout && code !== ErrorCode.Backend) throw error;
     continue;
   }
-  const acquiredAt = Date.now();
   const grant = `${spec.worker}:${++grants}`;
-  const request = (op: StoreRequest['op']): StoreRequest => ({ op, worker: spec.worker, grant, key, token: String(lock.token), acquiredAt });
-  const begun = await store.send(request('begin'));
+  const request = (op: StoreRequest['op']): StoreRequest => ({ op, worker: spec.worker, grant, key, token: String(lock.token), requestedAt });
+  // Begin and two writes under the lock, each only while the holder believes it holds; a pause
+  // between them is what fencing must absorb.
+  const begun: { ok: boolean; stop: boolean } = lock.signal.aborted ? { ok: false, stop } : await store.send(request('begin'));
   stop = begun.stop;
-  // Two writes under the lock, each only while the holder believes it holds; a pause between them is
-  // what fencing must absorb.
   for (let write = 0; write < 2 && begun.ok && !lock.signal.aborted; write++) stop = (await store.send(request('write'))).stop || stop;
   const lost = lock.signal.aborted && (lock.signal.reason as { code?: string } | undefined)?.code === ErrorCode.Lost;
   stop = (await store.send(request(lost ? 'lost' : 'end'))).stop || stop;
