@@ -104,7 +104,11 @@ export class RedisBackend implements LockBackend {
       if (!watch) return;
       try {
         // Checked after subscribing: a release between the caller's attempt and the subscription is seen here.
-        const freeInMs = await this.msUntilFree(key, slice);
+        const freeInMs = await this.msUntilFree(key, slice).catch((error: unknown) => {
+          // The slice running out is the end of this wait, not a failure.
+          if (slice.aborted && !signal.aborted) return 0;
+          throw error;
+        });
         if (freeInMs === 0) return;
         const capMs = Math.min(timeoutMs, freeInMs + EXPIRY_MARGIN_MS, this.settings.safetyPollMs);
         await Promise.race([watch.changed, sleep(capMs, slice).catch(() => undefined)]);
