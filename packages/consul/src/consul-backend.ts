@@ -4,7 +4,7 @@ import { ConsulHttp } from './consul-http.js';
 import { LOCK_FLAG, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { GrantState, type SessionKind } from './grants.js';
 import { inspectKey, lockConflict } from './inspection.js';
-import { invalidSessionRefusal, isLockEntry, type KvEntry, lockDelayRefusal, readKey, transact, type TxnResult } from './kv.js';
+import { invalidSessionRefusal, isLockEntry, type KvEntry, lockDelayRefusal, readKey, transact, type TxnKvOp, type TxnResult } from './kv.js';
 import { Releaser, releaseExact } from './let-go.js';
 import { encodeLockValue } from './lock-value.js';
 import type { ResolvedOptions } from './options.js';
@@ -30,8 +30,8 @@ export class ConsulBackend implements LockBackend {
   /** Aborted when close() runs out of time: every background call stops at once. */
   private readonly stopping = new AbortController();
   private readonly grants = new Map<string, GrantState>();
-  /** lockIds whose lock write is on its way: not orphans, whatever a snapshot shows. */
-  private readonly attempting = new Set<string>();
+  /** lockIds a call is working on (a lock write on its way, a release under way): not orphans, whatever a snapshot shows. */
+  private readonly inHand = new Set<string>();
   /** Key -> index at which a failed attempt saw it busy: the waiter's "newer than" mark. */
   private readonly busySince = new Map<string, bigint>();
   private readonly lockDelayed = new Set<string>();
@@ -68,16 +68,17 @@ export class ConsulBackend implements LockBackend {
     for (let sessionTries = 0; ; sessionTries++) {
       const session = await this.sessionFor(request, call.signal);
       let attempt: Attempt;
-      this.attempting.add(request.lockId);
+      const lockWrite = { unanswered: false };
+      this.inHand.add(request.lockId);
       try {
-        attempt = await this.attempt(consulKey, session.id, value, call.signal);
+        attempt = await this.attempt(consulKey, session.id, value, call.signal, lockWrite);
         if (attempt.kind === 'granted') return this.granted(request, consulKey, session, attempt.token, acquiredAt);
       } catch (error) {
-        // The attempt's first request is a lock write: its fate is unknown.
-        this.abandon(request, consulKey, session);
+        if (lockWrite.unanswered) this.abandon(request, consulKey, session);
+        else await session.dispose(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.callTimeoutMs)]));
         throw error;
       } finally {
-        this.attempting.delete(request.lockId);
+        this.inHand.delete(request.lockId);
       }
       await session.dispose(call.signal);
       if (attempt.kind === 'bad-session' && sessionTries === 0) {
@@ -95,10 +96,17 @@ export class ConsulBackend implements LockBackend {
    * never taken from under a newer state (nor re-entered by our own shared session). The lock op's
    * result carries the key's new ModifyIndex: the fencing token, with no read-after-acquire race.
    */
-  private async attempt(consulKey: string, session: string, value: string, signal: AbortSignal): Promise<Attempt> {
+  private async attempt(consulKey: string, session: string, value: string, signal: AbortSignal, lockWrite: { unanswered: boolean }): Promise<Attempt> {
     const lock = { Verb: 'lock', Key: consulKey, Session: session, Flags: LOCK_FLAG, Value: value } as const;
+    const send = async (ops: TxnKvOp[]): Promise<TxnResult> => {
+      // Until the answer arrives, the write may have landed (or may still land).
+      lockWrite.unanswered = true;
+      const answer = await transact(this.http, ops, signal);
+      lockWrite.unanswered = false;
+      return answer;
+    };
     // Released keys are deleted, so a free key is usually absent: one round trip.
-    let result: TxnResult = await transact(this.http, [{ Verb: 'check-not-exists', Key: consulKey }, lock], signal);
+    let result: TxnResult = await send([{ Verb: 'check-not-exists', Key: consulKey }, lock]);
     for (let round = 0; ; round++) {
       if (result.ok) return { kind: 'granted', token: tokenOf(result.entries, consulKey) };
       if (lockDelayRefusal(result)) return { kind: 'lock-delay' };
@@ -110,7 +118,7 @@ export class ConsulBackend implements LockBackend {
       const check = entry
         ? ({ Verb: 'check-index', Key: consulKey, Index: entry.ModifyIndex } as const)
         : ({ Verb: 'check-not-exists', Key: consulKey } as const);
-      result = await transact(this.http, [check, lock], signal);
+      result = await send([check, lock]);
     }
   }
 
@@ -171,7 +179,7 @@ export class ConsulBackend implements LockBackend {
     for (const entry of entries) {
       if (!entry.Session || !isLockEntry(entry) || !this.shared.has(entry.Session)) continue;
       const lockId = lockIdOf(entry);
-      if (lockId !== undefined && (this.grants.has(lockId) || this.attempting.has(lockId))) continue;
+      if (lockId !== undefined && (this.grants.has(lockId) || this.inHand.has(lockId))) continue;
       this.releaser.letGo({ consulKey: entry.Key, session: entry.Session, token: BigInt(entry.ModifyIndex), lockId: lockId ?? `${entry.Key}@${entry.ModifyIndex}` });
     }
   }
@@ -283,6 +291,7 @@ export class ConsulBackend implements LockBackend {
     this.watch.unmonitor(grant);
     void grant.renewed?.stop({ destroy: false });
     let released: boolean;
+    this.inHand.add(lockId);
     try {
       // Only this exact grant: the shared session may hold the same key again for a newer one.
       released = await releaseExact(this.http, grant, call.signal);
@@ -290,6 +299,8 @@ export class ConsulBackend implements LockBackend {
       // Unconfirmed: keep trying in the background, so the key does not stay held.
       this.releaser.letGo(grant, () => this.leaveSession(grant, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.callTimeoutMs)])));
       throw error;
+    } finally {
+      this.inHand.delete(lockId);
     }
     // Only after the release: destroying a session that still holds the key would set a lock-delay.
     await this.leaveSession(grant, call.signal);
