@@ -1,4 +1,4 @@
-import { MongoClient, type MongoClientOptions, MongoError } from 'mongodb';
+import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { InvalidArgumentError } from '@holdfast/core';
 
 /** Core's default per-call timeout, which also bounds the driver unless told otherwise. */
@@ -22,9 +22,8 @@ export function createClient(url: string | undefined, given: MongoClientOptions 
   try {
     return new MongoClient(url, options);
   } catch (error) {
-    if (error instanceof MongoError || error instanceof TypeError) {
-      throw new InvalidArgumentError('url', `the MongoDB driver refused it: ${error.message}`);
-    }
-    throw error;
+    // The constructor only parses (MongoParseError, also from mongodb-connection-string-url, which is
+    // no MongoError): whatever it throws is about the URL or the options.
+    throw new InvalidArgumentError('url', `the MongoDB driver refused it: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -22,8 +22,9 @@ const FORCE_ATTEMPTS = 5;
  * change is refused by the server (E11000), so it can never grant a lock twice. No latch, no timeout.
  *
  * The `locks` document of each key is a mirror of the latest version for tools, change streams and
- * the holder's own cheap reads, written after each insert; it may lag or (after a delayed mirror
- * write) regress, so decisions never trust it: it only says where to start reading the chain.
+ * the holder's orphan sweep, written after each insert and by any reader that finds it behind; it
+ * may lag or (after a delayed mirror write) regress, so decisions never trust it: it only says where
+ * to start reading the chain.
  * Every read is by exact `_id`, the only filter FerretDB v1 pushes down to SQLite.
  *
  * Reads take the caller's signal; a write, once sent, is left to finish (the driver's socket
@@ -148,10 +149,14 @@ export class VersionedCatalog implements LockCatalog {
     }
     for (;;) {
       const next = await this.readRecord(key, version + 1, bound);
-      if (!next) return current;
+      if (!next) break;
       version = next.version;
       current = toLock(next);
     }
+    // Read repair: a writer that never heard back (its connection died) never wrote the mirror, and
+    // the holder's orphan sweep looks there (a grab abandoned by its caller must not stay held).
+    if (current && current.version !== mirror?.version) await this.mirror(current, bound);
+    return current;
   }
 
   /** Inserts the version after `base`; null when another writer inserted it first (whenever that was). */

@@ -7,6 +7,13 @@ interface Hold {
   readonly matches: MessageMatcher;
   readonly delayMs: number;
   readonly held: () => void;
+  readonly delivered: () => void;
+}
+
+/** One message held back: `held` resolves when it arrived at the proxy, `delivered` when it went on to the server. */
+export interface HeldMessage {
+  readonly held: Promise<void>;
+  readonly delivered: Promise<void>;
 }
 
 /**
@@ -36,9 +43,13 @@ export class StallProxy {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** Holds back the next message that `matches` for `delayMs`; resolves once such a message arrived. */
-  holdNext(matches: MessageMatcher, delayMs: number): Promise<void> {
-    return new Promise((held) => (this.hold = { matches, delayMs, held }));
+  /** Holds back the next message that `matches` for `delayMs`. */
+  holdNext(matches: MessageMatcher, delayMs: number): HeldMessage {
+    let held!: () => void;
+    let delivered!: () => void;
+    const message = { held: new Promise<void>((resolve) => (held = resolve)), delivered: new Promise<void>((resolve) => (delivered = resolve)) };
+    this.hold = { matches, delayMs, held, delivered };
+    return message;
   }
 
   async close(): Promise<void> {
@@ -50,25 +61,36 @@ export class StallProxy {
   private pipe(client: Socket, targetPort: number): void {
     const upstream = connect(targetPort, '127.0.0.1');
     this.sockets.add(client).add(upstream);
-    const forget = (): void => {
-      this.sockets.delete(client);
-      this.sockets.delete(upstream);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', forget).on('error', forget);
-    upstream.on('close', forget).on('error', forget);
-    upstream.pipe(client);
     let pending = Buffer.alloc(0);
     /** Until this local time, messages of this connection wait (the held one and all after it). */
     let heldUntil = 0;
+    let inFlight = 0;
+    let clientGone = false;
+    // Like a network, the proxy still delivers what it holds after the client hung up, then hangs up too.
+    const endUpstream = (): void => {
+      if (inFlight === 0) upstream.end();
+    };
+    client.on('close', () => {
+      clientGone = true;
+      this.sockets.delete(client);
+      endUpstream();
+    });
+    client.on('error', () => client.destroy());
+    upstream.on('close', () => {
+      this.sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on('error', () => upstream.destroy());
+    upstream.on('data', (chunk: Buffer) => {
+      if (!clientGone) client.write(chunk);
+    });
     client.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 4 && pending.length >= pending.readInt32LE(0)) {
         const message = pending.subarray(0, pending.readInt32LE(0));
         pending = pending.subarray(message.length);
-        const hold = this.hold;
-        if (hold && hold.matches(message)) {
+        const hold = this.hold?.matches(message) ? this.hold : undefined;
+        if (hold) {
           this.hold = undefined;
           heldUntil = Math.max(heldUntil, Date.now() + hold.delayMs);
           hold.held();
@@ -78,9 +100,12 @@ export class StallProxy {
           upstream.write(message);
           continue;
         }
+        inFlight++;
         const timer = setTimeout(() => {
           this.timers.delete(timer);
-          if (!upstream.destroyed) upstream.write(message);
+          inFlight--;
+          if (!upstream.destroyed) upstream.write(message, () => hold?.delivered());
+          if (clientGone) endUpstream();
         }, waitMs);
         this.timers.add(timer);
       }

@@ -1,4 +1,4 @@
-import type { Lock } from '@holdfast/core';
+import { ErrorCode, type Lock } from '@holdfast/core';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { provider } from './fixtures.js';
@@ -44,10 +44,11 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
       // The write that would grant A: any insert or findAndModify naming the key, except the old latch's.
       const held = proxy.holdNext(commandWith(['insert', 'findAndModify'], key, ['latches']), STALL_MS);
       const fromA = a.tryAcquire(key).then((lock) => watch(lock, start), (error: unknown) => ({ error, at: Date.now() - start }));
-      await Promise.race([held, fromA.then(() => Promise.reject(new Error('A finished without sending a grab write')))]);
+      await Promise.race([held.held, fromA.then(() => Promise.reject(new Error('A finished without sending a grab write')))]);
       const lockB = await b.acquire(key, { waitMs: 15_000 });
       const outcomeB = watch(lockB, start);
       const outcomeA = await fromA;
+      console.info(`[stalled grab] B granted at ${outcomeB.grantedAt} ms; A answered at ${'error' in outcomeA ? outcomeA.at : outcomeA.grantedAt} ms`);
       // Let any late loss notice reach B (its holder check runs every 250 ms).
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const report = JSON.stringify({
@@ -65,6 +66,38 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
       const info = await b.inspect(key);
       expect(info?.owner, report).toBe('prompt');
       expect(info?.token, report).toBe(lockB.token);
+      await lockB.release();
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  test('a grab abandoned by its caller and landing later is freed at once, not kept alive by the process ping', async () => {
+    const proxied = new URL(url);
+    proxied.port = String(proxy.port);
+    const a = provider(proxied.href, { owner: 'abandoned', callTimeoutMs: 1_000 });
+    const b = provider(url, { owner: 'next' });
+    const key = `abandoned-grab/${Date.now().toString(36)}`;
+    try {
+      expect(await a.inspect(key)).toBeNull();
+      const held = proxy.holdNext(commandWith(['insert', 'findAndModify'], key, ['latches']), 3_000);
+      const started = Date.now();
+      const failure = await a.tryAcquire(key).then(() => null, (error: unknown) => error as { code?: string });
+      expect(failure?.code, 'A gave up at its call timeout').toBe(ErrorCode.Backend);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      await held.delivered;
+      const landedAt = Date.now();
+      // A stays open and pings every 250 ms: only its own unlock of the abandoned grab can free the key.
+      let lockB: Lock | null = null;
+      while (!lockB) {
+        if (Date.now() - landedAt > 5_000) throw new Error(`the abandoned grab still held the key 5 s after it landed: ${JSON.stringify(await b.inspect(key), (_name, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`);
+        lockB = await b.tryAcquire(key);
+        if (!lockB) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const freedAfterMs = Date.now() - landedAt;
+      console.info(`[abandoned grab] key free ${freedAfterMs} ms after the late write landed`);
+      expect(freedAfterMs).toBeLessThan(1_500);
+      expect((await b.inspect(key))?.owner).toBe('next');
       await lockB.release();
     } finally {
       await Promise.allSettled([a.close(), b.close()]);

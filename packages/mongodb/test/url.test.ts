@@ -34,3 +34,21 @@ test('createLockProvider accepts multi-host connection strings, which are not WH
     await provider.close().catch(() => undefined);
   }
 });
+
+test.each([
+  ['an unknown driver option', 'mongodb://127.0.0.1:1/db?notAnOption=1'],
+  ['a malformed driver option value', 'mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=soon'],
+  ['no host', 'mongodb:///db'],
+])('%s is an InvalidArgumentError before anything connects', async (_what, url) => {
+  const started = Date.now();
+  const error = await createLockProvider(url).then(
+    async (provider) => {
+      await provider.close();
+      return null;
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toMatchObject({ code: ErrorCode.InvalidArgument });
+  expect(String(error)).toContain('url');
+  expect(Date.now() - started).toBeLessThan(1_500);
+});
