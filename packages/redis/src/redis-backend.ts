@@ -146,7 +146,8 @@ export class RedisBackend implements LockBackend {
     this.held.forget(lockId);
     const channel = this.names.releaseChannel(key);
     const keys = [this.names.lock(key), this.names.holder(key)];
-    const votes = await this.ask(signal, 'release', (client) => RELEASE.run(client, keys, [lockId, channel]) as Promise<number>);
+    // A server we never reached cannot hold the grant: no need to wait for it to answer.
+    const votes = await this.ask(signal, 'release', (client) => RELEASE.run(client, keys, [lockId, channel]) as Promise<number>, 0);
     if (votes.count((answer) => answer === 1) > 0) return true;
     if (votes.tooManyFailed) throw votes.failure('release');
     return false;
@@ -186,11 +187,18 @@ export class RedisBackend implements LockBackend {
 
   /**
    * Runs `command` on every node at once, each on its current session; a node that is not
-   * connected answers with an error. Settles when every node answered, or as soon as `signal` aborts.
+   * connected answers with an error, one that never was with `ifNeverConnected` when given.
+   * Settles when every node answered, or as soon as `signal` aborts.
    */
-  private async ask<T>(signal: AbortSignal, operation: string, command: (client: Redis) => Promise<T>): Promise<Votes<T>> {
+  private async ask<T>(
+    signal: AbortSignal,
+    operation: string,
+    command: (client: Redis) => Promise<T>,
+    ifNeverConnected?: T,
+  ): Promise<Votes<T>> {
     const votes = await untilAborted(
-      poll(this.nodes, this.quorum, async (node) => {
+      poll<T>(this.nodes, this.quorum, async (node) => {
+        if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, vote: { node, session: -1 } };
         const session = await node.ready(signal);
         return { value: await command(session.client), vote: { node, session: session.id } };
       }),

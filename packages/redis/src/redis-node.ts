@@ -39,6 +39,9 @@ function failFast(base: RedisOptions, settings: NodeSettings, commandTimeoutMs: 
     // ioredis treats a commandTimeout of 0 as "time out at once"; 0 here means no limit.
     ...(commandTimeoutMs ? { commandTimeout: commandTimeoutMs } : {}),
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+    // How long ioredis waits for the server's side of a close before destroying the socket (default
+    // 2 s, on a ref'd timer): a hung server never answers, and the timer kept processes alive after close().
+    ...({ disconnectTimeout: 100 } as RedisOptions),
   };
 }
 
@@ -76,6 +79,11 @@ export class RedisNode {
 
   get sessionId(): number | undefined {
     return this.session?.id;
+  }
+
+  /** False until the first session: no command of ours can have reached this server yet. */
+  get everConnected(): boolean {
+    return this.sessions > 0;
   }
 
   /** The current session; waits (bounded by `signal`) only for the very first connection attempt. */
@@ -123,8 +131,7 @@ export class RedisNode {
     await untilAborted(Promise.all(clients.map((client) => quit(client))), limit, 'close').catch(() => undefined);
     for (const client of clients) {
       client.disconnect(false);
-      // disconnect() half-closes and waits up to 2 s for the server's side, which a hung server never sends.
-      (client.stream as { destroy?: () => void } | undefined)?.destroy?.();
+      dropSocket(client);
     }
     for (const timer of this.handshakeTimers.values()) clearTimeout(timer);
     this.handshakeTimers.clear();
@@ -141,7 +148,7 @@ export class RedisNode {
       // Only the server's own answer is a refusal; a timeout or a dropped connection is retried.
       if ((error as Error).name !== 'ReplyError') {
         this.lastError = error as Error;
-        client.disconnect(true);
+        dropSocket(client);
         return;
       }
       this.refusal = new InvalidArgumentError(
@@ -184,7 +191,7 @@ export class RedisNode {
         this.lastError = new Error(`no answer within ${this.settings.connectTimeoutMs} ms after connecting`);
         // Nobody waits for the socket to finish closing: the attempt is over now.
         if (client === this.client) this.endFirstAttempt();
-        client.disconnect(true);
+        dropSocket(client);
       }, this.settings.connectTimeoutMs);
       timer.unref();
       this.handshakeTimers.set(client, timer);
@@ -207,4 +214,13 @@ export class RedisNode {
 /** Polite QUIT when connected. */
 async function quit(client: Redis): Promise<void> {
   if (client.status === 'ready') await client.quit().catch(() => undefined);
+}
+
+/**
+ * Closes the socket at once; ioredis then reconnects unless disconnect() was called. Its own
+ * disconnect() half-closes and keeps a timer running for 2 s for the server's side of the close,
+ * which a hung server never sends.
+ */
+function dropSocket(client: Redis): void {
+  (client.stream as { destroy?: () => void } | undefined)?.destroy?.();
 }
