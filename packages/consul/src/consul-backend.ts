@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import { type CallContext, sleep, type Grant, type GrantRequest, type LockBackend, type WaitOptions } from '@holdfast/core/backend';
 import { ConsulHttp } from './consul-http.js';
@@ -37,6 +38,8 @@ export class ConsulBackend implements LockBackend {
   private readonly lockDelayed = new Set<string>();
 
   constructor(private readonly options: ResolvedOptions) {
+    // Every background clean-up waiting to retry listens to it: thousands after a mass loss are normal.
+    setMaxListeners(0, this.stopping.signal);
     this.http = new ConsulHttp({ baseUrl: options.address, token: options.token, datacenter: options.datacenter, requestTimeoutMs: options.callTimeoutMs });
     this.shared = new SharedSessions(this.http, options.lockDelayMs, options.callTimeoutMs);
     this.releaser = new Releaser(this.http, options.callTimeoutMs, this.stopping.signal);
@@ -75,7 +78,7 @@ export class ConsulBackend implements LockBackend {
         if (attempt.kind === 'granted') return this.granted(request, consulKey, session, attempt.token, acquiredAt);
       } catch (error) {
         if (lockWrite.unanswered) this.abandon(request, consulKey, session);
-        else await session.dispose(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.callTimeoutMs)]));
+        else void session.dispose(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.callTimeoutMs)]));
         throw error;
       } finally {
         this.inHand.delete(request.lockId);
@@ -176,8 +179,12 @@ export class ConsulBackend implements LockBackend {
    * landed after its acquire gave up, or a write over our key): let it go.
    */
   private sweepOrphans(entries: readonly KvEntry[]): void {
+    // ModifyIndex is unique per write: an entry at a live grant's index is that grant, no need to decode it.
+    const granted = new Set<string>();
+    for (const grant of this.grants.values()) granted.add(`${grant.token} ${grant.consulKey}`);
     for (const entry of entries) {
       if (!entry.Session || !isLockEntry(entry) || !this.shared.has(entry.Session)) continue;
+      if (granted.has(`${entry.ModifyIndex} ${entry.Key}`)) continue;
       const lockId = lockIdOf(entry);
       if (lockId !== undefined && (this.grants.has(lockId) || this.inHand.has(lockId))) continue;
       this.releaser.letGo({ consulKey: entry.Key, session: entry.Session, token: BigInt(entry.ModifyIndex), lockId: lockId ?? `${entry.Key}@${entry.ModifyIndex}` });
