@@ -20,6 +20,11 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value?: T
   }
 }
 
+/** Open TCP sockets of this process (the driver's connections among them). */
+function tcpSockets(): number {
+  return process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
+}
+
 async function until(condition: () => boolean, withinMs: number, what: string): Promise<void> {
   const deadline = Date.now() + withinMs;
   while (!condition()) {
@@ -112,7 +117,8 @@ describe.skipIf(ferretdbSkip !== null)('a hung server (FerretDB stopped with SIG
     await server?.stop();
   });
 
-  test('tryAcquire, release and close() each return within their bound; the held lock is reported lost', async () => {
+  test('tryAcquire, release and close() each return within their bound; the held lock is reported lost; no connection is left', async () => {
+    const baseline = tcpSockets();
     const locks = createMongoProvider({ url: testUrl(server.url), callTimeoutMs: 1_000, closeTimeoutMs: 1_500 });
     const held = await locks.tryAcquire('hung/held');
     const other = await locks.tryAcquire('hung/other');
@@ -131,6 +137,8 @@ describe.skipIf(ferretdbSkip !== null)('a hung server (FerretDB stopped with SIG
       expect(closed.ms).toBeLessThan(1_500 + SLACK_MS);
       // Its release could not be confirmed: the holder is told, not left believing it holds the lock.
       expect(held!.signal.aborted).toBe(true);
+      // At once: left to the driver's own timeouts they would linger for seconds.
+      await until(() => tcpSockets() <= baseline, 300, `the driver's connections to the hung server closed (${tcpSockets() - baseline} left)`);
     } finally {
       server.thaw();
     }
