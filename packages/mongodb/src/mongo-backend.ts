@@ -106,19 +106,25 @@ export class MongoBackend implements LockBackend {
   async tryGrant(request: GrantRequest, call: CallContext = UNBOUNDED): Promise<Grant | null> {
     const acquisition = this.acquisitionFor(request);
     const sentAt = Date.now();
-    const pass = this.tracked(acquisition.ts, this.grantPass(request, acquisition, call));
+    // Claimed from before the first write until the grant is recorded (or freed), so never an orphan.
+    this.claim(acquisition.ts);
+    const pass = this.grantPass(request, acquisition, call);
     let granted: LockDocument | null;
     try {
       granted = await bounded(call, pass);
       throwIfAborted(call);
     } catch (error) {
       if (call.signal.aborted) this.abandon(request, acquisition, pass);
+      else this.unclaim(acquisition.ts);
       throw error;
     }
+    if (granted) {
+      this.history.forget(request.key);
+      this.sessionIds.delete(request);
+      this.grants.add({ request, ts: acquisition.ts, granted, sentAt, grantedAt: Date.now(), lease: request.ttlMs });
+    }
+    this.unclaim(acquisition.ts);
     if (!granted) return null;
-    this.history.forget(request.key);
-    this.sessionIds.delete(request);
-    this.grants.add({ request, ts: acquisition.ts, granted, sentAt, grantedAt: Date.now(), lease: request.ttlMs });
     return {
       token: BigInt(granted.fence ?? 0),
       acquiredAt: granted.when,
@@ -286,15 +292,16 @@ export class MongoBackend implements LockBackend {
     return granted;
   }
 
-  /** Marks `ts` as being grabbed until `pass` settles, so that the pinger never frees it as an orphan. */
-  private tracked<T>(ts: ObjectId, pass: Promise<T>): Promise<T> {
+  private claim(ts: ObjectId): void {
     const id = ts.toHexString();
     this.grabbing.set(id, (this.grabbing.get(id) ?? 0) + 1);
-    return pass.finally(() => {
-      const left = (this.grabbing.get(id) ?? 1) - 1;
-      if (left === 0) this.grabbing.delete(id);
-      else this.grabbing.set(id, left);
-    });
+  }
+
+  private unclaim(ts: ObjectId): void {
+    const id = ts.toHexString();
+    const left = (this.grabbing.get(id) ?? 1) - 1;
+    if (left === 0) this.grabbing.delete(id);
+    else this.grabbing.set(id, left);
   }
 
   private acquisitionFor(request: GrantRequest): Acquisition {
@@ -354,10 +361,11 @@ export class MongoBackend implements LockBackend {
    */
   private abandon(request: GrantRequest, acquisition: Acquisition, pass: Promise<unknown>): void {
     this.sessionIds.delete(request);
-    void pass.then(
-      () => this.unlockSoon(acquisition.key, acquisition.ts),
-      () => this.unlockSoon(acquisition.key, acquisition.ts),
-    );
+    const free = (): void => {
+      this.unclaim(acquisition.ts);
+      this.unlockSoon(acquisition.key, acquisition.ts);
+    };
+    void pass.then(free, free);
   }
 
   /** Queues an unlock by ts and has the pinger drain the queue now rather than at its next interval. */
