@@ -49,6 +49,14 @@ for (let worker = 0; worker < settings.workers; worker++) {
   workers.push(child);
 }
 const pauser = new Pauser(workers, store, settings.pauseMs, settings.pauseEveryMs);
+// Interrupted: resume and end the workers (a stopped one cannot notice its pipe closing) and the server.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    pauser.stop();
+    for (const child of workers) child.kill('SIGKILL');
+    void server.stop().finally(() => process.exit(130));
+  });
+}
 const progress = setInterval(() => process.stderr.write(`[soak] ${store.figures.grants} grants, ${pauser.figures.pauses} pauses\n`), 10_000);
 
 const allExited = Promise.all(workers.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));

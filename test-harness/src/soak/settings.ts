@@ -20,6 +20,8 @@ interface BackendDefaults {
   readonly pauseEveryMs: number;
   /** URL options for short windows and a key space of the soak's own. */
   readonly urlOptions: string;
+  readonly workers?: number;
+  readonly keys?: number;
 }
 
 export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
@@ -30,7 +32,10 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
   mongodb: {
     ttlMs: 2000,
     pauseMs: [2500, 6500],
-    pauseEveryMs: 2500,
+    pauseEveryMs: 4000,
+    // A paused holder blocks its key for seconds here: more keys keep the others busy.
+    workers: 6,
+    keys: 8,
     urlOptions: 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastRetryInterval=250ms',
   },
 };
@@ -68,8 +73,8 @@ export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: s
   }
   const settings: SoakSettings = {
     backend,
-    workers: int('workers', 4),
-    keys: int('keys', 4),
+    workers: int('workers', defaults.workers ?? 4),
+    keys: int('keys', defaults.keys ?? 4),
     grants: int('grants', 10_000),
     ttlMs: int('ttl-ms', defaults.ttlMs),
     pauseMs,
