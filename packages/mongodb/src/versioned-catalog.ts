@@ -120,14 +120,22 @@ export class VersionedCatalog implements LockCatalog {
     return this.head(key, bound);
   }
 
-  /** Per acquisition, one read by `_id`: does a version after the one it was granted exist? */
+  /**
+   * Per acquisition, two reads by `_id`: its own record must still be there with its ts (a server
+   * restarted without its data has lost it), and no version after it may exist.
+   */
   async stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
     const kept: { _id: string; ts: ObjectId }[] = [];
     for (const acquisition of held) {
       const version = acquisition.granted?.version;
-      const stillOurs = version
-        ? (await this.readRecord(acquisition.key, version + 1, bound)) === null
-        : await this.head(acquisition.key, bound).then((current) => current?.state === LOCKED && current.ts.equals(acquisition.ts));
+      let stillOurs: boolean;
+      if (version) {
+        const [own, next] = await Promise.all([this.readRecord(acquisition.key, version, bound), this.readRecord(acquisition.key, version + 1, bound)]);
+        stillOurs = own?.state === LOCKED && own.ts.equals(acquisition.ts) && next === null;
+      } else {
+        const current = await this.head(acquisition.key, bound);
+        stillOurs = current?.state === LOCKED && current.ts.equals(acquisition.ts);
+      }
       if (stillOurs) kept.push({ _id: acquisition.key, ts: acquisition.ts });
     }
     return kept;

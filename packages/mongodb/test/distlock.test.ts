@@ -254,4 +254,27 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
       await Promise.allSettled([holder.close(), other.close(), raw.close()]);
     }
   });
+
+  test('a server restarted without its data: the holder is told at its next holder check, not left believing it holds the lock', async () => {
+    const url = testUrl(`${server.url}?serverSelectionTimeoutMS=700&connectTimeoutMS=700`);
+    const holder = provider(url);
+    const other = provider(url);
+    try {
+      const lock = await holder.tryAcquire('wiped/held');
+      expect(lock).not.toBeNull();
+      const lost = new Promise<number>((resolve) => lock!.signal.addEventListener('abort', () => resolve(Date.now()), { once: true }));
+      const restartedAt = Date.now();
+      await server.restartEmpty();
+      const backAt = Date.now();
+      // The lock is free at once on the wiped server; the holder must hear of it within a few ping intervals (250 ms).
+      const lostAt = await Promise.race([lost, new Promise<number>((_, reject) => setTimeout(() => reject(new Error('the holder was never told')), 5_000))]);
+      console.info(`[wiped server] restart took ${backAt - restartedAt} ms; holder told ${lostAt - backAt} ms after the server was back`);
+      expect(lostAt).toBeGreaterThan(restartedAt);
+      expect(lostAt - backAt).toBeLessThan(2_000);
+      expect((lock!.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
+      expect(await other.tryAcquire('wiped/held')).not.toBeNull();
+    } finally {
+      await Promise.allSettled([holder.close(), other.close()]);
+    }
+  });
 });

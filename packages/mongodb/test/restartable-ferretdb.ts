@@ -13,7 +13,7 @@ import { freePort } from '@holdfast/test-harness/servers';
  */
 export class RestartableFerretdb {
   private process: ChildProcess | undefined;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'holdfast-mongodb-restart-'));
+  private dir = mkdtempSync(join(tmpdir(), 'holdfast-mongodb-restart-'));
 
   private constructor(
     private readonly binary: string,
@@ -65,6 +65,14 @@ export class RestartableFerretdb {
     child.kill('SIGKILL');
     child.kill('SIGCONT');
     await once(child, 'exit');
+  }
+
+  /** Stopped and started on the same port with an empty data directory: a restart that lost its data. */
+  async restartEmpty(): Promise<void> {
+    await this.pause();
+    rmSync(this.dir, { recursive: true, force: true });
+    this.dir = mkdtempSync(join(tmpdir(), 'holdfast-mongodb-restart-'));
+    await this.resume();
   }
 
   async stop(): Promise<void> {
