@@ -34,11 +34,11 @@ export function expiryCases(cases: CaseFactory): void {
     const sentAt = performance.now();
     const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
     expect(lock).not.toBeNull();
-    // Inherent wait: the point is what holds at 80 % of the lease (core gives up at 90 %).
-    await delay(sentAt + ttlMs * 0.8 - 3 * roundTrip - performance.now());
-    expect(await c.within('tryAcquire answers', b.tryAcquire(key)), 'the lock was free before 80 % of its TTL').toBeNull();
-    expect(await c.within('isHeld answers', lock!.isHeld()), 'the holder lost the lock before 80 % of its TTL').toBe(true);
-    expect(lock!.signal.aborted, 'the holder was told it lost the lock before 80 % of its TTL').toBe(false);
+    // Inherent wait: the point is what holds at 75-90 % of the lease (core gives up at 90 %).
+    await delay(sentAt + ttlMs * 0.75 - 3 * roundTrip - performance.now());
+    expect(await c.within('tryAcquire answers', b.tryAcquire(key)), 'the lock was free before 75 % of its TTL').toBeNull();
+    expect(await c.within('isHeld answers', lock!.isHeld()), 'the holder lost the lock before 75 % of its TTL').toBe(true);
+    expect(lock!.signal.aborted, 'the holder was told it lost the lock before 75 % of its TTL').toBe(false);
     expect(performance.now() - sentAt, 'the checks ran too late to say anything').toBeLessThan(ttlMs * 0.9);
   });
 
@@ -116,7 +116,9 @@ export function expiryCases(cases: CaseFactory): void {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key();
-    const ttlMs = c.timing.shortTtlMs;
+    // Long enough that a loaded machine does not make the renewal miss its deadline: only the forced
+    // release may explain a loss here.
+    const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
     const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs }));
     expect(await c.within('forceRelease answers', b.forceRelease(key)), 'forceRelease of a held key').toBe(true);
     const reason = await abortedWithin(lock!.signal, ttlMs + c.timing.graceMs + c.timing.slackMs, 'a force-released holder is told');
@@ -186,7 +188,8 @@ export function expiryCases(cases: CaseFactory): void {
     const grantedAt = performance.now();
     expect(abortedAt(), 'a successor was granted while the old holder\'s signal had not aborted').toBeDefined();
     expect(abortedAt()!, 'the old holder\'s signal aborted after the successor was granted').toBeLessThanOrEqual(grantedAt);
-    expect(abortedAt()! - sentAt, 'the old holder\'s signal aborted later than TTL + the backend\'s grace').toBeLessThanOrEqual(ttlMs + c.timing.graceMs);
+    // The ordering above is the safety property; this bound only allows for a loaded event loop.
+    expect(abortedAt()! - sentAt, 'the old holder\'s signal aborted later than TTL + the backend\'s grace (+ slack)').toBeLessThanOrEqual(ttlMs + c.timing.graceMs + c.timing.slackMs);
     expect(successor.token).toBeGreaterThan(lock!.token);
   });
 

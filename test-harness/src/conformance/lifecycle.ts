@@ -115,8 +115,9 @@ export function lifecycleCases(cases: CaseFactory): void {
     await c.within('close() finishes', locks.close());
     await c.within('close() cancels a waiter', waiting);
     await c.within('close() finishes', other.close());
-    // Sockets and libraries may need a moment to wind down; a leaked timer never does.
-    const deadline = Date.now() + 2000;
+    // Sockets and libraries may need a moment to wind down (ioredis arms a 2 s timer on disconnect,
+    // also for a provider closed in an earlier case); a leaked timer never does.
+    const deadline = Date.now() + 2000 + 2 * c.timing.slackMs;
     while ((c.leaks.pending().length > 0 || c.leaks.extraRefTimers() > 0) && Date.now() < deadline) await delay(50);
     expect(c.leaks.pending(), 'timers still pending after every provider of the suite was closed').toEqual([]);
     expect(c.leaks.extraRefTimers(), 'more ref\'d timers than before the first provider existed').toBeLessThanOrEqual(0);
@@ -150,22 +151,21 @@ export function lifecycleCases(cases: CaseFactory): void {
     const c = cases(t);
     const observer = await c.provider();
     const key = c.key();
-    let signal: AbortSignal | undefined;
-    {
-      await using lock = (await c.within('acquire answers', observer.acquire(key, { waitMs: 0 })));
-      signal = lock.signal;
+    // Each block runs in a function of its own so that leaving it (the implicit dispose) is bounded too.
+    const lockSignal = await c.within('an `await using` block with a lock is left', (async () => {
+      await using lock = await c.within('acquire answers', observer.acquire(key, { waitMs: 0 }));
       expect((await c.within('inspect answers', observer.inspect(key)))?.token).toBe(lock.token);
-    }
-    expect(codeOf(signal!.reason), 'leaving an `await using` block did not release the lock').toBe(ErrorCode.Released);
+      return lock.signal;
+    })());
+    expect(codeOf(lockSignal.reason), 'leaving an `await using` block did not release the lock').toBe(ErrorCode.Released);
     expect(await c.within('inspect answers', observer.inspect(key)), 'leaving an `await using` block left the key held').toBeNull();
     const held = c.key('held-by-disposed');
-    let disposed: LockProvider | undefined;
-    let heldSignal: AbortSignal | undefined;
-    {
+    const { disposed, heldSignal } = await c.within('an `await using` block with a provider is left', (async () => {
       await using provider = await c.within('createProvider() answers', Promise.resolve(c.target.createProvider()));
-      disposed = provider;
-      heldSignal = (await c.within('tryAcquire answers', provider.tryAcquire(held)))!.signal;
-    }
+      const lock = await c.within('tryAcquire answers', provider.tryAcquire(held));
+      expect(lock, 'tryAcquire of a free key returned no lock').not.toBeNull();
+      return { disposed: provider as LockProvider, heldSignal: lock!.signal };
+    })());
     expect(codeOf(heldSignal.reason), 'disposing a provider did not release its lock').toBe(ErrorCode.Released);
     expect(await c.within('inspect answers', observer.inspect(held)), 'disposing a provider left its lock held').toBeNull();
     expect(codeOf(await c.within('tryAcquire answers', rejection(disposed.tryAcquire(c.key())))), 'a disposed provider is not closed').toBe(ErrorCode.ProviderClosed);

@@ -45,13 +45,15 @@ export function ownershipCases(cases: CaseFactory): void {
     const [p, admin] = await c.providers2();
     const other = await c.provider();
     const key = c.key();
-    const stale = await c.within('tryAcquire answers', p.tryAcquire(key, { ttlMs: c.timing.shortTtlMs }));
+    // Long enough that no renewal misses its deadline on a loaded machine: only the stale handle may disturb the grant.
+    const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
+    const stale = await c.within('tryAcquire answers', p.tryAcquire(key, { ttlMs }));
     expect(stale).not.toBeNull();
     expect(await c.within('forceRelease answers', admin.forceRelease(key))).toBe(true);
     // At once, before the stale handle may even have heard of its loss: the same instance takes the key again.
     const current = await c.within(
       'the same instance takes the force-released key again',
-      p.acquire(key, { waitMs: c.timing.graceMs + c.timing.slackMs, ttlMs: c.timing.shortTtlMs }),
+      p.acquire(key, { waitMs: c.timing.graceMs + c.timing.slackMs, ttlMs }),
       c.timing.graceMs + 2 * c.timing.slackMs,
     );
     expect(current.token, 'the new grant of the same instance reuses the stale token').not.toBe(stale!.token);
