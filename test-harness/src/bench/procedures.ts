@@ -96,7 +96,11 @@ export async function holdMany(
     if (calls !== undefined) {
       rows.push({ group: `hold ${count} locks`, subject, metric: 'backend calls per TTL', value: (calls / windowMs) * ttlMs, unit: 'calls' });
     }
-    await Promise.all(locks.map((lock) => lock!.release()));
+    // In batches, as they were taken: each call is bounded by callTimeoutMs, and 10k releases
+    // queued at once would spend that budget waiting for a free connection.
+    for (let start = 0; start < locks.length; start += 500) {
+      await Promise.all(locks.slice(start, start + 500).map((lock) => lock!.release()));
+    }
     return rows;
   } finally {
     await provider.close();
