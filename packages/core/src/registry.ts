@@ -86,6 +86,7 @@ async function importAdapter(scheme: string): Promise<AdapterModule> {
   }
   let loaded: unknown;
   try {
+    // In the CommonJS build (dist/cjs) this compiles to require(): every adapter has a "require" export.
     loaded = await import(packageName);
   } catch (error) {
     if (isPackageNotFound(error, packageName)) throw new AdapterMissingError(packageName, scheme, error);
