@@ -59,6 +59,7 @@ export function expiryCases(cases: CaseFactory): void {
       const at = Math.round(performance.now() - quietSince);
       expect(tried, `a contender got an auto-renewed lock ${at} ms into the hold (TTL ${ttlMs} ms)`).toBeNull();
       expect(lock!.signal.aborted, `a correctly held lock's signal aborted ${at} ms into the hold`).toBe(false);
+      // The contender's pace: it keeps trying all through the hold.
       await delay(everyMs);
     }
     expect(attempts, 'the contender tried too rarely to watch the whole hold').toBeGreaterThanOrEqual(LONG_HOLD_TTLS * 3);
@@ -76,6 +77,7 @@ export function expiryCases(cases: CaseFactory): void {
     const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
     const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
     for (let i = 0; i < 3; i++) {
+      // Inherent: each extend comes half a lease after the last, so only the extends keep the lock.
       await delay(ttlMs / 2);
       await c.within(`extend #${i + 1} answers`, lock!.extend());
     }
