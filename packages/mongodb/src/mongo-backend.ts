@@ -11,6 +11,7 @@ import type { Acquisition, LockCatalog } from './lock-catalog.js';
 import type { DistLockSettings } from './options.js';
 import { PingStore } from './ping-store.js';
 import { Pinger } from './pinger.js';
+import { connectUnlessRefused } from './refused.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
 import { UnlockQueue } from './unlock-queue.js';
 import { VersionedCatalog } from './versioned-catalog.js';
@@ -248,7 +249,7 @@ export class MongoBackend implements LockBackend {
     if (this.closed) throw new Error('closed');
     const { client, settings, processId } = this.options;
     const bound: Bound = { signal: AbortSignal.timeout(this.options.commandTimeoutMs) };
-    await client.connect();
+    await connectUnlessRefused(client);
     const db = client.db(this.options.databaseName);
     const buildInfo = await db.command({ buildInfo: 1 }, { signal: bound.signal });
     const ferretdb = typeof buildInfo['ferretdbVersion'] === 'string';
