@@ -30,11 +30,11 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
   });
   afterAll(() => proxy?.close());
 
-  test(`a grab write delivered ${STALL_MS} ms late never lands while another provider holds the lock`, async () => {
+  // 30 s: A waits for its own late reply, so the server alone must refuse the write; default: A gives up at 5 s.
+  test.each([30_000, undefined])(`a grab write delivered ${STALL_MS} ms late never lands while another provider holds the lock (A's call timeout %s)`, async (callTimeoutMs) => {
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
-    // A waits for its own late reply (no call timeout in the way): the server alone must refuse the write.
-    const a = provider(proxied.href, { owner: 'stalled', callTimeoutMs: 30_000 });
+    const a = provider(proxied.href, { owner: 'stalled', ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }) });
     const b = provider(url, { owner: 'prompt' });
     const key = `stalled-grab/${Date.now().toString(36)}`;
     try {
@@ -48,6 +48,7 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
       const lockB = await b.acquire(key, { waitMs: 15_000 });
       const outcomeB = watch(lockB, start);
       const outcomeA = await fromA;
+      await held.delivered;
       console.info(`[stalled grab] B granted at ${outcomeB.grantedAt} ms; A answered at ${'error' in outcomeA ? outcomeA.at : outcomeA.grantedAt} ms`);
       // Let any late loss notice reach B (its holder check runs every 250 ms).
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -101,6 +102,34 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
       await lockB.release();
     } finally {
       await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  test('a release delivered late never frees the next holder (after a forced release and a new grant)', async () => {
+    const proxied = new URL(url);
+    proxied.port = String(proxy.port);
+    const a = provider(proxied.href, { owner: 'late-release', callTimeoutMs: 30_000 });
+    const admin = provider(url, { owner: 'admin' });
+    const c = provider(url, { owner: 'successor' });
+    const key = `late-release/${Date.now().toString(36)}`;
+    try {
+      const lockA = await a.tryAcquire(key);
+      expect(lockA).not.toBeNull();
+      const held = proxy.holdNext(commandWith(['insert', 'findAndModify'], key, ['latches']), 3_000);
+      const releasing = lockA!.release().then(() => 'released', (error: unknown) => `failed: ${String(error)}`);
+      await held.held;
+      expect(await admin.forceRelease(key)).toBe(true);
+      const lockC = await c.acquire(key, { waitMs: 5_000 });
+      await held.delivered;
+      expect(await releasing).toBe('released');
+      // A's late write met a newer version and was refused: C still holds the lock.
+      expect(lockC.signal.aborted).toBe(false);
+      expect(await lockC.isHeld()).toBe(true);
+      expect((await admin.inspect(key))?.owner).toBe('successor');
+      expect(await admin.tryAcquire(key)).toBeNull();
+      await lockC.release();
+    } finally {
+      await Promise.allSettled([a.close(), admin.close(), c.close()]);
     }
   });
 });
