@@ -1,9 +1,10 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cleanEnv, describeResult, runCommand } from './run-command.js';
 
-export const REPO_ROOT = new URL('../../../', import.meta.url).pathname;
-const LOCK_APP = new URL('../fixtures/packaged-app/lock-app.ts', import.meta.url).pathname;
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const LOCK_APP = fileURLToPath(new URL('../fixtures/packaged-app/lock-app.ts', import.meta.url));
 const ATTW_VERSION = '0.18.5';
 
 export interface PackedPackage {
