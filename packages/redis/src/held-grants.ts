@@ -33,13 +33,16 @@ export class HeldGrants {
     this.check(lockId, 'a connection dropped while the lock was being granted');
   }
 
-  /** After a renewal: confirmed votes replace the old ones, denied nodes lose theirs, the rest keep them. */
-  renewed(lockId: string, confirmed: Vote[], denied: readonly RedisNode[], expiresAt: number): void {
+  /**
+   * After a renewal (or a repair): confirmed votes replace the old ones, denied nodes lose theirs,
+   * the rest keep them. `expiresAt` undefined keeps the lease end.
+   */
+  renewed(lockId: string, confirmed: Vote[], denied: readonly RedisNode[], expiresAt: number | undefined): void {
     const grant = this.grants.get(lockId);
     if (!grant) return;
     const replaced = new Set([...confirmed.map((vote) => vote.node), ...denied]);
     grant.votes = [...grant.votes.filter((vote) => !replaced.has(vote.node)), ...confirmed];
-    grant.expiresAt = expiresAt;
+    if (expiresAt !== undefined) grant.expiresAt = expiresAt;
     this.check(lockId, 'a connection dropped while the lock was being renewed');
   }
 

@@ -37,6 +37,7 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
     driftFactor: options.driftFactor ?? 0.01,
     splitVoteRetries: 3,
     retryJitterMs: 50,
+    straggleMs: 250,
   });
   return createProvider(backend, providerOptions(options));
 }

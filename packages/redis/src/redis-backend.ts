@@ -17,7 +17,7 @@ import type { RedisNode } from './redis-node.js';
 import { ReleaseListener } from './release-listener.js';
 import { ACQUIRE, EXTEND, FORCE_RELEASE, INSPECT, RELEASE, REPAIR } from './scripts.js';
 import { untilAborted } from './until-aborted.js';
-import { poll, type Vote, type Votes } from './votes.js';
+import { poll, type Decision, type Votes } from './votes.js';
 
 export interface RedisBackendSettings {
   /** Longest wait between checks while a key is busy, in case a wake-up was missed. */
@@ -27,6 +27,11 @@ export interface RedisBackendSettings {
   /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
   readonly splitVoteRetries: number;
   readonly retryJitterMs: number;
+  /**
+   * Quorum mode: once a majority has settled a grant or a renewal, how long the others may still
+   * answer (their votes count). A node that takes longer is treated as failed for this call.
+   */
+  readonly straggleMs: number;
 }
 
 /** ACQUIRE's answer: [1, token, acquiredAtMs] when granted, [0] or [0, counter] when busy. */
@@ -35,7 +40,7 @@ type AcquireReply = [code: 0 | 1, token?: string, acquiredAtMs?: string];
 /** Margin after a holder's PTTL before re-checking, so the key has certainly expired on the server. */
 const EXPIRY_MARGIN_MS = 5;
 
-/** For clean-up work of our own (rolling back a partial grant): bounded by the command timeout only. */
+/** For work of our own (rolling back a partial grant, repairing): bounded by the command timeout only. */
 const UNBOUNDED = new AbortController().signal;
 
 /**
@@ -73,7 +78,13 @@ export class RedisBackend implements LockBackend {
     const args = [request.lockId, request.ttlMs, request.owner, ...reason, this.isQuorum ? '1' : '0'];
     for (let attempt = 0; ; attempt++) {
       const started = Date.now();
-      const votes = await this.ask(signal, 'acquire', (client) => ACQUIRE.run(client, keys, args) as Promise<AcquireReply>);
+      const votes = await this.ask(signal, 'acquire', (client) => ACQUIRE.run(client, keys, args) as Promise<AcquireReply>, {
+        // The grace lets every healthy node answer, so the (informational) token is the same one inspect() reports.
+        decision: {
+          decided: (partial) => partial.count(([code]) => code === 1) >= this.quorum || partial.count(([code]) => code === 0) >= this.quorum,
+          graceMs: this.settings.straggleMs,
+        },
+      });
       const granted = votes.count(([code]) => code === 1);
       if (granted >= this.quorum && this.validity(request.ttlMs, started) > 0) {
         const grant = this.grantOf(votes.answers, started, request.ttlMs);
@@ -85,7 +96,8 @@ export class RedisBackend implements LockBackend {
         void this.rollback(request.key, request.lockId);
         throw votes.failure('acquire');
       }
-      if (granted > 0 || votes.errors.length > 0) await this.rollback(request.key, request.lockId);
+      // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
+      if (granted > 0 || votes.errors.length > 0 || votes.pending > 0) await this.release(request.key, request.lockId, { signal }).catch(() => undefined);
       const busy = votes.count(([code]) => code === 0);
       if (busy >= this.quorum || attempt >= this.settings.splitVoteRetries) return null;
       // A split vote: contenders each hold a minority. Retry after a random pause so one of them wins.
@@ -124,13 +136,19 @@ export class RedisBackend implements LockBackend {
   async extend(key: string, lockId: string, ttlMs: number, { signal }: CallContext): Promise<Date | null | undefined> {
     const keys = [this.names.lock(key), this.names.holder(key)];
     const started = Date.now();
-    const votes = await this.ask(signal, 'extend', (client) => EXTEND.run(client, keys, [lockId, ttlMs]) as Promise<number>);
+    const votes = await this.ask(signal, 'extend', (client) => EXTEND.run(client, keys, [lockId, ttlMs]) as Promise<number>, {
+      decision: {
+        decided: (partial) => partial.count((answer) => answer === 1) >= this.quorum || partial.count((answer) => answer !== 1) > this.nodes.length - this.quorum,
+        graceMs: this.settings.straggleMs,
+      },
+    });
     const extended = votes.count((answer) => answer === 1);
     if (extended >= this.quorum) {
       if (this.validity(ttlMs, started) <= 0) throw new BackendError('redis', 'extend: the quorum answered too late for the lease');
-      const repaired = this.isQuorum && extended < this.nodes.length ? await this.repair(key, lockId, ttlMs, signal) : [];
       const denied = votes.votesFor((answer) => answer !== 1).map((vote) => vote.node);
-      this.held.renewed(lockId, [...votes.votesFor((answer) => answer === 1), ...repaired], denied, started + ttlMs);
+      this.held.renewed(lockId, votes.votesFor((answer) => answer === 1), denied, started + ttlMs);
+      // In the background: a hung node must not hold up the renewal.
+      if (this.isQuorum && extended < this.nodes.length) void this.repair(key, lockId, ttlMs);
       return new Date(started + ttlMs);
     }
     // Lost only when enough nodes positively deny it; otherwise we cannot tell, and core retries.
@@ -147,7 +165,11 @@ export class RedisBackend implements LockBackend {
     const channel = this.names.releaseChannel(key);
     const keys = [this.names.lock(key), this.names.holder(key)];
     // A server we never reached cannot hold the grant: no need to wait for it to answer.
-    const votes = await this.ask(signal, 'release', (client) => RELEASE.run(client, keys, [lockId, channel]) as Promise<number>, 0);
+    // The script goes to every node at once; a majority's answers are enough to report the outcome.
+    const votes = await this.ask(signal, 'release', (client) => RELEASE.run(client, keys, [lockId, channel]) as Promise<number>, {
+      ifNeverConnected: 0,
+      decision: { decided: (partial) => partial.answers.length + partial.errors.length >= this.quorum && !partial.tooManyFailed },
+    });
     if (votes.count((answer) => answer === 1) > 0) return true;
     if (votes.tooManyFailed) throw votes.failure('release');
     return false;
@@ -155,7 +177,11 @@ export class RedisBackend implements LockBackend {
 
   async isHeld(key: string, lockId: string, { signal }: CallContext): Promise<boolean> {
     const lockKey = this.names.lock(key);
-    const votes = await this.ask(signal, 'isHeld', (client) => client.get(lockKey));
+    const votes = await this.ask(signal, 'isHeld', (client) => client.get(lockKey), {
+      decision: {
+        decided: (partial) => partial.count((value) => value === lockId) >= this.quorum || partial.count((value) => value !== lockId) > this.nodes.length - this.quorum,
+      },
+    });
     const held = votes.count((value) => value === lockId);
     if (held >= this.quorum) return true;
     if (votes.answers.length - held > this.nodes.length - this.quorum) {
@@ -194,14 +220,20 @@ export class RedisBackend implements LockBackend {
     signal: AbortSignal,
     operation: string,
     command: (client: Redis) => Promise<T>,
-    ifNeverConnected?: T,
+    options: { ifNeverConnected?: T; decision?: Decision<T> } = {},
   ): Promise<Votes<T>> {
+    const { ifNeverConnected, decision } = options;
     const votes = await untilAborted(
-      poll<T>(this.nodes, this.quorum, async (node) => {
-        if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, vote: { node, session: -1 } };
-        const session = await node.ready(signal);
-        return { value: await command(session.client), vote: { node, session: session.id } };
-      }),
+      poll<T>(
+        this.nodes,
+        this.quorum,
+        async (node) => {
+          if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, vote: { node, session: -1 } };
+          const session = await node.ready(signal);
+          return { value: await command(session.client), vote: { node, session: session.id } };
+        },
+        decision,
+      ),
       signal,
       operation,
     );
@@ -236,10 +268,15 @@ export class RedisBackend implements LockBackend {
     await this.release(key, lockId, { signal: UNBOUNDED }).catch(() => undefined);
   }
 
-  /** Puts the key back on nodes that forgot it (a restart without persistence) while we hold a majority. */
-  private async repair(key: string, lockId: string, ttlMs: number, signal: AbortSignal): Promise<Vote[]> {
-    const votes = await this.ask(signal, 'repair', (client) => REPAIR.run(client, [this.names.lock(key)], [lockId, ttlMs]) as Promise<number>);
-    return votes.votesFor((answer) => answer === 1);
+  /**
+   * Puts the key back on nodes that forgot it (a restart without persistence) while we hold a
+   * majority; those nodes vote for the grant again. Best effort, bounded by the command timeout.
+   */
+  private async repair(key: string, lockId: string, ttlMs: number): Promise<void> {
+    const votes = await this.ask(UNBOUNDED, 'repair', (client) => REPAIR.run(client, [this.names.lock(key)], [lockId, ttlMs]) as Promise<number>).catch(
+      () => undefined,
+    );
+    if (votes) this.held.renewed(lockId, votes.votesFor((answer) => answer === 1), [], undefined);
   }
 
   /** 0 when a majority of nodes has the key free, else the longest that can take (a cap for waiting). */

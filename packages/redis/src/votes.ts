@@ -19,8 +19,10 @@ export class Votes<T> {
   private readonly voters: Answer<T>[] = [];
 
   constructor(
-    results: PromiseSettledResult<Answer<T>>[],
+    results: readonly PromiseSettledResult<Answer<T>>[],
     readonly quorum: number,
+    /** Nodes asked; those that have not answered yet are neither answers nor errors. */
+    readonly nodes: number,
   ) {
     for (const result of results) {
       if (result.status === 'fulfilled') {
@@ -32,8 +34,9 @@ export class Votes<T> {
     }
   }
 
-  get nodes(): number {
-    return this.answers.length + this.errors.length;
+  /** Nodes that have not answered yet (the outcome was decided without them). */
+  get pending(): number {
+    return this.nodes - this.answers.length - this.errors.length;
   }
 
   count(predicate: (answer: T) => boolean): number {
@@ -66,6 +69,47 @@ export class Votes<T> {
   }
 }
 
-export async function poll<T>(nodes: readonly RedisNode[], quorum: number, ask: (node: RedisNode) => Promise<Answer<T>>): Promise<Votes<T>> {
-  return new Votes(await Promise.allSettled(nodes.map(ask)), quorum);
+export interface Decision<T> {
+  /** True when the answers so far settle the outcome, whatever the other nodes say. */
+  readonly decided: (votes: Votes<T>) => boolean;
+  /** How long to wait for the other nodes' answers after that (they still count when they come). */
+  readonly graceMs?: number;
+}
+
+/**
+ * Asks every node at once. Resolves when all have answered or failed, or once `decision` says the
+ * answers so far settle the outcome (and its grace ran out): a hung minority does not hold up
+ * the majority.
+ */
+export function poll<T>(
+  nodes: readonly RedisNode[],
+  quorum: number,
+  ask: (node: RedisNode) => Promise<Answer<T>>,
+  decision?: Decision<T>,
+): Promise<Votes<T>> {
+  return new Promise((resolve) => {
+    const results: PromiseSettledResult<Answer<T>>[] = [];
+    let finished = false;
+    let grace: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      finished = true;
+      clearTimeout(grace);
+      resolve(new Votes(results, quorum, nodes.length));
+    };
+    const settle = (result: PromiseSettledResult<Answer<T>>): void => {
+      results.push(result);
+      if (finished) return;
+      if (results.length === nodes.length) return finish();
+      if (grace === undefined && decision?.decided(new Votes(results, quorum, nodes.length))) {
+        if (!decision.graceMs) return finish();
+        grace = setTimeout(finish, decision.graceMs);
+      }
+    };
+    for (const node of nodes) {
+      ask(node).then(
+        (value) => settle({ status: 'fulfilled', value }),
+        (reason: unknown) => settle({ status: 'rejected', reason }),
+      );
+    }
+  });
 }

@@ -1,9 +1,10 @@
-import { createLockProvider, ErrorCode, type LockProvider } from '@holdfast/core';
+import { createLockProvider, ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
 import { RedisNode } from '../src/redis-node.js';
+import { quorumUrl } from './quorum-url.js';
 import { startRedisProcess, type RedisProcess } from './redis-process.js';
 
 // Every call keeps the caller's bounds whatever the server does: a host that accepts connections
@@ -12,9 +13,10 @@ import { startRedisProcess, type RedisProcess } from './redis-process.js';
 const missing = await needLocalBinary('redis-server');
 const server: RedisProcess | null = missing ? null : await startRedisProcess();
 const hung: HungListener = await hungListener();
+const three: RedisProcess[] = missing ? [] : await Promise.all([startRedisProcess(), startRedisProcess(), startRedisProcess()]);
 afterAll(async () => {
-  server?.resume();
-  await Promise.all([server?.stop(), hung.close()]);
+  for (const each of [server, ...three]) each?.resume();
+  await Promise.all([server?.stop(), hung.close(), ...three.map((each) => each.stop())]);
 }, 30_000);
 
 let keyCount = 0;
@@ -26,7 +28,7 @@ const open = (options: RedisProviderOptions): LockProvider => {
   return provider;
 };
 afterEach(async () => {
-  server?.resume();
+  for (const each of [server, ...three]) each?.resume();
   await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
 
@@ -162,3 +164,45 @@ describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, (
     expect(closed.ms).toBeLessThan(500);
   });
 });
+
+describe.skipIf(three.length === 0)('a quorum of 3 with nodes stopped with SIGSTOP', { timeout: 30_000 }, () => {
+  const url = () => quorumUrl(three.map((each) => each.url));
+
+  test('one node stopped does not slow the majority: grant, renewal, isHeld and release answer at once', async () => {
+    const locks = open({ url: url() });
+    const other = open({ url: url() });
+    const key = newKey();
+    expect(await other.inspect(key)).toBeNull();
+    expect(await locks.inspect(key)).toBeNull();
+    three[2]!.pause();
+    let lock: Lock | null = null;
+    const granted = await timed(locks.tryAcquire(key, { ttlMs: 600 }).then((taken) => (lock = taken)), 3000, 'tryAcquire');
+    expect(granted.error).toBeUndefined();
+    expect(granted.ms).toBeLessThan(300);
+    expect(lock).not.toBeNull();
+    const busy = await timed(other.tryAcquire(key), 3000, 'tryAcquire of the held key');
+    expect(busy.error).toBeUndefined();
+    expect(busy.ms).toBeLessThan(300);
+    // Renewals every 200 ms keep the 600 ms lease alive although one node never answers.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(lock!.signal.aborted).toBe(false);
+    const held = await timed(lock!.isHeld(), 3000, 'isHeld');
+    expect(held.error).toBeUndefined();
+    expect(held.ms).toBeLessThan(300);
+    const released = await timed(lock!.release(), 3000, 'release');
+    expect(released.error).toBeUndefined();
+    expect(released.ms).toBeLessThan(300);
+    expect(await other.tryAcquire(key)).not.toBeNull();
+  });
+
+  test('two nodes stopped: a BackendError within the command timeout, never "busy"', async () => {
+    const locks = open({ url: url(), commandTimeoutMs: 500 });
+    expect(await locks.inspect(newKey())).toBeNull();
+    three[1]!.pause();
+    three[2]!.pause();
+    const attempt = await timed(locks.tryAcquire(newKey()), 3000, 'tryAcquire');
+    expect(codeOf(attempt.error)).toBe(ErrorCode.Backend);
+    expect(attempt.ms).toBeLessThan(900);
+  });
+});
+
