@@ -168,7 +168,7 @@ describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, (
 describe.skipIf(three.length === 0)('a quorum of 3 with nodes stopped with SIGSTOP', { timeout: 30_000 }, () => {
   const url = () => quorumUrl(three.map((each) => each.url));
 
-  test('one node stopped does not slow the majority: grant, renewal, isHeld and release answer at once', async () => {
+  test('one node stopped does not hold up the majority: grant, renewal, isHeld and release answer well within the command timeout', async () => {
     const locks = open({ url: url() });
     const other = open({ url: url() });
     const key = newKey();
@@ -178,11 +178,12 @@ describe.skipIf(three.length === 0)('a quorum of 3 with nodes stopped with SIGST
     let lock: Lock | null = null;
     const granted = await timed(locks.tryAcquire(key, { ttlMs: 600 }).then((taken) => (lock = taken)), 3000, 'tryAcquire');
     expect(granted.error).toBeUndefined();
-    expect(granted.ms).toBeLessThan(300);
+    // The majority's answer plus the 250 ms the third node gets, far below the 2 s command timeout.
+    expect(granted.ms).toBeLessThan(700);
     expect(lock).not.toBeNull();
     const busy = await timed(other.tryAcquire(key), 3000, 'tryAcquire of the held key');
     expect(busy.error).toBeUndefined();
-    expect(busy.ms).toBeLessThan(300);
+    expect(busy.ms).toBeLessThan(700);
     // Renewals every 200 ms keep the 600 ms lease alive although one node never answers.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(lock!.signal.aborted).toBe(false);
