@@ -41,7 +41,9 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
   'rediss:': '@holdfast/redis',
 };
 
-const registered = new Map<string, AdapterModule>();
+/** One registry per process, shared by the ESM and CommonJS copies of core an app may load. */
+const REGISTRY = Symbol.for('holdfast.adapters');
+const registered: Map<string, AdapterModule> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<string, AdapterModule>;
 
 /**
  * Makes `scheme` (e.g. "etcd:") build providers with `adapter`, ahead of the built-in table. For

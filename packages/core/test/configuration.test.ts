@@ -52,6 +52,18 @@ describe('adapters passed explicitly', () => {
   });
 });
 
+describe('one adapter registry per process', () => {
+  test('an adapter registered through the CommonJS copy of core is seen by the ESM copy', async () => {
+    const { createRequire } = await import('node:module');
+    const cjs = createRequire(import.meta.url)('@holdfast/core') as typeof import('../src/index.js');
+    expect(cjs.createLockProvider, 'the CommonJS build was not loaded as a separate copy').not.toBe(createLockProvider);
+    cjs.registerAdapter('dualcopy', { createProviderFromUrl: () => createProvider(new ScriptedBackend()) });
+    const provider = await createLockProvider('dualcopy:');
+    expect(provider.backend).toBe('scripted');
+    await provider.close();
+  });
+});
+
 describe('input checks', () => {
   test.each([
     ['NEXT LINE U+0085', 'a\u0085b'],

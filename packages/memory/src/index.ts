@@ -16,7 +16,12 @@ export interface MemoryProviderOptions {
   readonly logger?: Logger;
 }
 
-const namedStores = new Map<string, MemoryStore>();
+/**
+ * One map per process, not per copy of this module: an app that loads the package through both
+ * `import` and `require` gets two module instances, and `memory:` must still mean one store.
+ */
+const STORES = Symbol.for('holdfast.memory.stores');
+const namedStores: Map<string, MemoryStore> = ((globalThis as Record<symbol, unknown>)[STORES] ??= new Map()) as Map<string, MemoryStore>;
 
 /** The store behind `memory:` URLs; `memory://name` selects a separate named store. */
 export function sharedStore(name = ''): MemoryStore {

@@ -29,3 +29,11 @@ test('options the memory backend does not have are rejected, not ignored', async
 test('provider-level options reach the provider: a bad callTimeoutMs is rejected', async () => {
   await expect(createLockProvider('memory:', { callTimeoutMs: -1 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
 });
+
+test('memory: stores are one per process, shared with another copy of this package (ESM and CommonJS loaded together)', async () => {
+  const { createRequire } = await import('node:module');
+  const required = createRequire(import.meta.url)('@holdfast/memory') as typeof import('@holdfast/memory');
+  const esm = await import('@holdfast/memory');
+  expect(required.sharedStore, 'the CommonJS build was not loaded as a separate copy').not.toBe(esm.sharedStore);
+  expect(required.sharedStore('dual')).toBe(esm.sharedStore('dual'));
+});
