@@ -61,6 +61,12 @@ export function checkOptions(options: RedisProviderOptions): void {
     if (!Number.isInteger(db) || db < 0) throw new InvalidArgumentError('nodes', `db ${String(db)} is not a non-negative integer`);
   }
   if (dbs.size > 1) throw new InvalidArgumentError('nodes', 'every node must use the same db');
+  const seen = new Set<string>();
+  for (const node of options.nodes ?? []) {
+    const id = `${(node.host ?? '127.0.0.1').toLowerCase()}:${node.port ?? 6379}`;
+    if (seen.has(id)) throw new InvalidArgumentError('nodes', `node ${id} is listed twice; a quorum needs distinct servers`);
+    seen.add(id);
+  }
 }
 
 function nonNegative(name: string, value: unknown, min: number): void {

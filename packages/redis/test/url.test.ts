@@ -62,6 +62,7 @@ describe('redis URLs', () => {
     await expect(createLockProvider('redis://127.0.0.1:1?prefix=a:', { adapter: { prefix: 'b:' } })).rejects.toEqual(invalid);
     expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', nodes: [{ port: 2 }] })).toThrow(invalid);
     expect(() => createRedisProvider({ nodes: [{ port: 1, db: 1 }, { port: 2, db: 2 }] })).toThrow(invalid);
+    expect(() => createRedisProvider({ nodes: [{ port: 1 }, { host: '127.0.0.1', port: 1 }, { port: 2 }] })).toThrow(invalid);
   });
 
   test('createLockProvider routes redis: URLs here; a quorum URL declares fencing "none"', async () => {
