@@ -1,6 +1,6 @@
 import type { MongoClient, MongoClientOptions } from 'mongodb';
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
-import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { createProvider, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
 import { createClient, DEFAULT_CALL_TIMEOUT_MS } from './client.js';
 import { MongoBackend } from './mongo-backend.js';
 import { type DistLockSettings, parseMongoUrl, resolveSettings } from './options.js';
@@ -24,7 +24,7 @@ export {
   type DistLockSettings,
 } from './options.js';
 
-export interface MongoProviderOptions extends Partial<DistLockSettings> {
+export interface MongoProviderOptions extends Partial<DistLockSettings>, Pick<ProviderOptions, 'ttlBelowMinimum' | 'logger'> {
   /** A `mongodb://` or `mongodb+srv://` URL; `holdfast*` query parameters set the options below. */
   readonly url?: string | URL;
   /** An existing client instead of a URL; the provider then leaves it open on close(). */
