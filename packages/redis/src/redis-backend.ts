@@ -230,7 +230,12 @@ export class RedisBackend implements LockBackend {
         async (node) => {
           if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, vote: { node, session: -1 } };
           const session = await node.ready(signal);
-          return { value: await command(session.client), vote: { node, session: session.id } };
+          try {
+            return { value: await command(session.client), vote: { node, session: session.id } };
+          } catch (error) {
+            node.commandFailed(session, error);
+            throw error;
+          }
         },
         decision,
       ),

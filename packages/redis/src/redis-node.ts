@@ -166,14 +166,27 @@ export class RedisNode {
     this.endFirstAttempt();
   }
 
+  /**
+   * A command failed on `session`. A server that says READONLY was turned into a replica (a
+   * failover) and keeps our connection open: its data may be gone from the new primary, so the
+   * session ends as if the connection had dropped, and reconnecting finds the new primary.
+   */
+  commandFailed(session: Session, error: unknown): void {
+    if (this.session !== session || !/\bREADONLY\b/.test(String((error as Error | undefined)?.message))) return;
+    this.endSession(`${this.label} answered READONLY: it was turned into a replica (a failover), and the new primary may not have the lock`);
+    dropSocket(session.client);
+  }
+
   private connectionClosed(): void {
     this.connection++;
     this.endFirstAttempt();
+    this.endSession(`the connection to ${this.label} dropped: the server may have restarted or failed over and forgotten the lock`);
+  }
+
+  private endSession(detail: string): void {
     const ended = this.session;
     this.session = undefined;
-    if (ended) {
-      this.onSessionEnded?.(this, `the connection to ${this.label} dropped: the server may have restarted or failed over and forgotten the lock`);
-    }
+    if (ended) this.onSessionEnded?.(this, detail);
   }
 
   private connect(options: RedisOptions): Redis {

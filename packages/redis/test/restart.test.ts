@@ -97,6 +97,29 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
   });
 });
 
+describe.skipIf(!single)('a primary turned into a replica (a failover that keeps connections open)', { timeout: 30_000 }, () => {
+  test('the holder is told at its next renewal (READONLY), not at the end of its lease; grants there fail as BackendError', async () => {
+    const primary = await startRedisProcess();
+    const admin = new Redis(primary.url);
+    try {
+      const locks = open({ url: primary.url });
+      const ttlMs = 3000;
+      const holder = await locks.tryAcquire(newKey(), { ttlMs });
+      expect(holder).not.toBeNull();
+      const demotedAt = Date.now();
+      // The other server stands for the promoted replica; the demoted one keeps its clients connected.
+      expect(await admin.replicaof('127.0.0.1', single!.port)).toBe('OK');
+      await until(() => holder!.signal.aborted, ttlMs, 'holder told after its server became a replica');
+      expect(Date.now() - demotedAt, 'told at the first renewal (ttl/3), not at the safety deadline (0.9 ttl)').toBeLessThan(ttlMs / 3 + 700);
+      expect((holder!.signal.reason as { message?: string }).message).toMatch(/READONLY/);
+      await expect(locks.tryAcquire(newKey())).rejects.toMatchObject({ code: ErrorCode.Backend });
+    } finally {
+      admin.disconnect();
+      await primary.stop();
+    }
+  });
+});
+
 describe.skipIf(!durable)('a server with AOF and appendfsync always, killed and restarted', { timeout: 30_000 }, () => {
   test('keeps its data: the next holder is granted only after the old one was told and let go, with the very next token', async () => {
     const server = durable!;
