@@ -101,7 +101,7 @@ export function lifecycleCases(cases: CaseFactory): void {
     await c.within('a second close() finishes', a.close());
   });
 
-  test('30. close() leaves no timers behind, ref\'d or unref\'d, counted from before the first provider existed', async (t) => {
+  test('30. close() leaves no timers or sockets behind, ref\'d or unref\'d, counted from before the first provider existed', async (t) => {
     const c = cases(t);
     const locks = await c.provider();
     const other = await c.provider();
@@ -118,9 +118,11 @@ export function lifecycleCases(cases: CaseFactory): void {
     // Sockets and libraries may need a moment to wind down (ioredis arms a 2 s timer on disconnect,
     // also for a provider closed in an earlier case); a leaked timer never does.
     const deadline = Date.now() + 2000 + 2 * c.timing.slackMs;
-    while ((c.leaks.pending().length > 0 || c.leaks.extraRefTimers() > 0) && Date.now() < deadline) await delay(50);
+    const leaking = (): boolean => c.leaks.pending().length > 0 || c.leaks.extraRefTimers() > 0 || c.leaks.extraHandles().length > 0;
+    while (leaking() && Date.now() < deadline) await delay(50);
     expect(c.leaks.pending(), 'timers still pending after every provider of the suite was closed').toEqual([]);
     expect(c.leaks.extraRefTimers(), 'more ref\'d timers than before the first provider existed').toBeLessThanOrEqual(0);
+    expect(c.leaks.extraHandles(), 'sockets still open after every provider of the suite was closed').toEqual([]);
   });
 
   test('31. an unreachable backend fails fast with a typed backend error, distinguishable from busy', async (t) => {
