@@ -29,7 +29,8 @@ export interface RedisBackendSettings {
   readonly retryJitterMs: number;
   /**
    * Quorum mode: once a majority has settled a grant or a renewal, how long the others may still
-   * answer (their votes count). A node that takes longer is treated as failed for this call.
+   * answer (their votes count), at most a twentieth of the TTL. A node that takes longer is treated
+   * as failed for this call.
    */
   readonly straggleMs: number;
 }
@@ -82,7 +83,7 @@ export class RedisBackend implements LockBackend {
         // The grace lets every healthy node answer, so the (informational) token is the same one inspect() reports.
         decision: {
           decided: (partial) => partial.count(([code]) => code === 1) >= this.quorum || partial.count(([code]) => code === 0) >= this.quorum,
-          graceMs: this.settings.straggleMs,
+          graceMs: this.straggleMs(request.ttlMs),
         },
       });
       const granted = votes.count(([code]) => code === 1);
@@ -139,7 +140,7 @@ export class RedisBackend implements LockBackend {
     const votes = await this.ask(signal, 'extend', (client) => EXTEND.run(client, keys, [lockId, ttlMs]) as Promise<number>, {
       decision: {
         decided: (partial) => partial.count((answer) => answer === 1) >= this.quorum || partial.count((answer) => answer !== 1) > this.nodes.length - this.quorum,
-        graceMs: this.settings.straggleMs,
+        graceMs: this.straggleMs(ttlMs),
       },
     });
     const extended = votes.count((answer) => answer === 1);
@@ -245,6 +246,11 @@ export class RedisBackend implements LockBackend {
     // A node that refuses the configuration (its db) is a configuration error, whatever the others said.
     if (votes.refusal) throw votes.refusal;
     return votes;
+  }
+
+  /** The wait for slow nodes after a majority decided comes out of the lease: at most a twentieth of it. */
+  private straggleMs(ttlMs: number): number {
+    return Math.min(this.settings.straggleMs, ttlMs / 20);
   }
 
   /** Redlock: what is left of the lease once the elapsed time and the clock drift are deducted. */
