@@ -119,6 +119,13 @@ export class MongoBackend implements LockBackend {
       else this.unclaim(acquisition.ts);
       throw error;
     }
+    if (granted && this.arrivedTooLate(request, sentAt)) {
+      // The reply came so late that the lease may have run out meanwhile (this process's pings
+      // stalled, or a lease not renewed by pings): a contender may hold it now. Free it instead.
+      this.unlockSoon(request.key, acquisition.ts);
+      this.sessionIds.delete(request);
+      granted = null;
+    }
     if (granted) {
       this.history.forget(request.key);
       this.sessionIds.delete(request);
@@ -291,6 +298,11 @@ export class MongoBackend implements LockBackend {
       }
     }
     return granted;
+  }
+
+  private arrivedTooLate(request: GrantRequest, sentAt: number): boolean {
+    if (!request.autoRenew) return Date.now() >= sentAt + request.ttlMs;
+    return this.ready?.pinger.outlivedPings(sentAt, request.ttlMs) ?? false;
   }
 
   private claim(ts: ObjectId): void {

@@ -111,10 +111,18 @@ export class Pinger {
     }
   }
 
+  /**
+   * True when a lock kept alive by this process's pings, requested at `sentAt`, is already past the
+   * point where the holder must give it up: a grant whose reply came that late is not handed out.
+   */
+  outlivedPings(sentAt: number, lease: number, now = Date.now()): boolean {
+    return now >= Math.max(this.lastPingSentAt, sentAt) + lease - this.safetyMargin(lease);
+  }
+
   private loseLocksOutlivingPings(): void {
     const now = Date.now();
     const lost = this.parts.grants.loseWhere(
-      (grant) => grant.request.autoRenew && now >= Math.max(this.lastPingSentAt, grant.sentAt) + grant.lease - this.safetyMargin(grant.lease),
+      (grant) => grant.request.autoRenew && this.outlivedPings(grant.sentAt, grant.lease, now),
       'this process could not ping for longer than the lease allows; a contender may take the lock over',
       this.lastPingError,
     );

@@ -24,7 +24,7 @@ export interface HeldMessage {
 export class StallProxy {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private hold: Hold | undefined;
+  private readonly holds = new Set<Hold>();
 
   private constructor(private readonly server: Server) {}
 
@@ -43,12 +43,12 @@ export class StallProxy {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** Holds back the next message that `matches` for `delayMs`. */
+  /** Holds back the next message that `matches` for `delayMs` (several holds may be armed at once). */
   holdNext(matches: MessageMatcher, delayMs: number): HeldMessage {
     let held!: () => void;
     let delivered!: () => void;
     const message = { held: new Promise<void>((resolve) => (held = resolve)), delivered: new Promise<void>((resolve) => (delivered = resolve)) };
-    this.hold = { matches, delayMs, held, delivered };
+    this.holds.add({ matches, delayMs, held, delivered });
     return message;
   }
 
@@ -89,9 +89,9 @@ export class StallProxy {
       while (pending.length >= 4 && pending.length >= pending.readInt32LE(0)) {
         const message = pending.subarray(0, pending.readInt32LE(0));
         pending = pending.subarray(message.length);
-        const hold = this.hold?.matches(message) ? this.hold : undefined;
+        const hold = [...this.holds].find((candidate) => candidate.matches(message));
         if (hold) {
-          this.hold = undefined;
+          this.holds.delete(hold);
           heldUntil = Math.max(heldUntil, Date.now() + hold.delayMs);
           hold.held();
         }

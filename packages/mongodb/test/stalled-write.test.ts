@@ -132,4 +132,37 @@ describe.skipIf(!mongodb.url)(`a grab write stalled on the way (${mongodb.label}
       await Promise.allSettled([a.close(), admin.close(), c.close()]);
     }
   });
+
+  test('a grant whose reply comes after the holder\'s pings stalled past the lease is not handed out', async () => {
+    const proxied = new URL(url);
+    proxied.port = String(proxy.port);
+    const a = provider(proxied.href, { owner: 'late-reply', callTimeoutMs: 30_000 });
+    const b = provider(url, { owner: 'overtaker' });
+    const key = `late-reply/${Date.now().toString(36)}`;
+    try {
+      expect(await a.inspect(key)).toBeNull();
+      // A's pings stop reaching the server (its next ping is held, and the pinger waits for it)...
+      const ping = proxy.holdNext(commandWith(['findAndModify'], 'lockpings'), STALL_MS + 1_000);
+      await ping.held;
+      // ...and A's grab commits, but the write after it (the mirror) is held, so A hears nothing for a while.
+      const mirror = proxy.holdNext(commandWith(['update'], key), STALL_MS);
+      const start = Date.now();
+      const fromA = a.tryAcquire(key).then((lock) => watch(lock, start), (error: unknown) => ({ error, at: Date.now() - start }));
+      await mirror.held;
+      // A's lock is on the server but its pings have stopped: B takes it over after the lease.
+      const lockB = await b.acquire(key, { waitMs: STALL_MS - 1_000 });
+      const outcomeB = watch(lockB, start);
+      const outcomeA = await fromA;
+      console.info(`[late reply] B took over at ${outcomeB.grantedAt} ms (token ${lockB.token}); A answered at ${'error' in outcomeA ? outcomeA.at : outcomeA.grantedAt} ms`);
+      if (!('error' in outcomeA) && outcomeA.lock) {
+        expect(outcomeB.lostAt, `A was handed token ${outcomeA.lock.token} while B held token ${lockB.token}`).toBeDefined();
+      }
+      expect('error' in outcomeA ? null : outcomeA.lock).toBeNull();
+      expect(lockB.signal.aborted).toBe(false);
+      expect((await b.inspect(key))?.owner).toBe('overtaker');
+      await lockB.release();
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
 });
