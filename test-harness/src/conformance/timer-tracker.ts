@@ -14,18 +14,26 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
   // The creation site is captured cheaply (an Error) and only formatted for timers still pending.
   const live = new Map<unknown, { what: string; site: Error }>();
   const site = (stack: Error): string => (stack.stack ?? '').split('\n').slice(3, 7).join('\n');
+  // Test runners raise the stack limit to 100 frames; 8 are enough to say where a timer came from.
+  const capture = (): Error => {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 8;
+    const error = new Error();
+    Error.stackTraceLimit = limit;
+    return error;
+  };
 
   globalThis.setTimeout = ((fn: AnyFunction, ms?: number, ...args: unknown[]) => {
     const handle = original.setTimeout((...callArgs: unknown[]) => {
       live.delete(handle);
       fn(...callArgs);
     }, ms, ...args);
-    live.set(handle, { what: `setTimeout(${ms})`, site: new Error() });
+    live.set(handle, { what: `setTimeout(${ms})`, site: capture() });
     return handle;
   }) as typeof setTimeout;
   globalThis.setInterval = ((fn: AnyFunction, ms?: number, ...args: unknown[]) => {
     const handle = original.setInterval(fn, ms, ...args);
-    live.set(handle, { what: `setInterval(${ms})`, site: new Error() });
+    live.set(handle, { what: `setInterval(${ms})`, site: capture() });
     return handle;
   }) as typeof setInterval;
   globalThis.clearTimeout = ((handle: NodeJS.Timeout | undefined) => {
