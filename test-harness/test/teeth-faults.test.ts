@@ -18,6 +18,7 @@ const EXPECTED_FAILURES: Record<Exclude<LineDefect, 'none'>, string> = {
   'deaf-to-signal': 'F1. a hung server does not hang the caller',
   'late-loss': 'F5. a cut connection',
   'renews-after-lost': 'F4. a paused holder process is told it lost the lock',
+  'lost-but-renewed': 'F6. a holder cut off until it is told it lost the lock',
 };
 
 interface AssertionResult {
@@ -64,13 +65,13 @@ describe('the fault cases against a cross-process lock with planted defects', ()
 
   test('the defect-free control passes every fault case', () => {
     const control = faultResultsFor('none');
-    expect(control.filter((result) => result.status === 'passed').length, 'fault cases the control ran and passed').toBeGreaterThanOrEqual(9);
+    expect(control.filter((result) => result.status === 'passed').length, 'fault cases the control ran and passed').toBeGreaterThanOrEqual(10);
     expect(control.filter((result) => result.status !== 'passed').map((result) => `${result.status}: ${result.title}`)).toEqual([]);
   });
 
   test.each(Object.entries(EXPECTED_FAILURES))('defect "%s" fails the case "%s"', (defect, caseTitle) => {
     const ran = faultResultsFor(defect as LineDefect);
-    expect(ran.length, `no fault results for ${defect}`).toBeGreaterThanOrEqual(9);
+    expect(ran.length, `no fault results for ${defect}`).toBeGreaterThanOrEqual(10);
     const failed = ran.filter((result) => result.status === 'failed').map((result) => result.title);
     expect(failed.some((title) => title.startsWith(caseTitle)), `failed cases: ${failed.join(' | ')}`).toBe(true);
   });

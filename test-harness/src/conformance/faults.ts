@@ -9,7 +9,7 @@ import type { FaultHooks } from '../faults/hooks.js';
 import type { CutMode } from '../faults/tcp-proxy.js';
 import { FencedResource } from './fencing.js';
 import type { CaseFactory } from './suite-types.js';
-import { type CaseContext, elapsed, rejection, skipBecause } from './support.js';
+import { type CaseContext, abortedWithin, elapsed, rejection, skipBecause } from './support.js';
 
 /** Bounds the fault cases give the providers they build, so a hung server costs seconds, not minutes. */
 const HUNG_CALL_TIMEOUT_MS = 1000;
@@ -105,6 +105,13 @@ export function faultCases(cases: CaseFactory): void {
     if (!faultSetup(c, t)) return;
     if (!c.target.child) return skipBecause(t, `${c.target.name} gives no way to build a provider in a child process`);
     await pausedHolder(c, t);
+  });
+
+  test.concurrent('F6. a holder cut off until it is told it lost the lock lets the lock go once the server answers again', async (t) => {
+    const c = cases(t);
+    const setup = faultSetup(c, t);
+    if (!setup) return;
+    await lostThenReconnected(c, setup.rig);
   });
 
   for (const mode of ['silent', 'refuse'] as const) {
@@ -284,4 +291,29 @@ async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: 
   expect(bLock.token, "the successor's token").toBeGreaterThan(aLock.token);
   expect(resource.write(bLock.token, 'B'), "B's fenced write").toBe(true);
   expect(resource.write(aLock.token, 'A, stale'), "A's stale fenced write").toBe(false);
+}
+
+async function lostThenReconnected(c: CaseContext, rig: FaultRig): Promise<void> {
+  const slack = c.timing.slackMs;
+  const ttlMs = c.timing.shortTtlMs;
+  const bound = ttlMs + c.timing.graceMs + slack;
+  const proxy = await rig.proxy();
+  const a = await rig.providerAt(proxy.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
+  const b = await c.provider();
+  const key = c.key();
+  const aLock = await bounded(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
+  proxy.pause();
+  await abortedWithin(aLock.signal, bound).catch(() => {
+    throw new Error(`A was not told it lost the lock within TTL + grace + slack (${bound} ms) of its server going silent`);
+  });
+  // The server answers A again (with whatever A sent meanwhile): A must not keep the lost lock alive.
+  proxy.resume();
+  const resumedAt = performance.now();
+  const bOutcome = await settle(bounded(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's loss"));
+  expect(
+    bOutcome.error,
+    'the lock stayed held on the server after its holder was told it lost it and the server answered again (a session or heartbeat kept it alive)',
+  ).toBeUndefined();
+  expect(bOutcome.at - resumedAt, 'B must get the lock within TTL + grace + slack once the server answers A again').toBeLessThan(bound);
+  expect(bOutcome.value!.token, "the successor's token").toBeGreaterThan(aLock.token);
 }
