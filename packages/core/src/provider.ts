@@ -3,6 +3,7 @@ import { linkedController, sleep } from './abort.js';
 import type { Grant, GrantRequest, LockBackend } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import {
+  BackendError,
   ErrorCode,
   HoldfastError,
   InvalidArgumentError,
@@ -12,6 +13,7 @@ import {
 } from './errors.js';
 import { CHANNELS, type Logger, publish } from './diagnostics.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
+import { safetyDeadline } from './renewal-policy.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
 import type { AcquireOptions, Capabilities, Lock, LockInfo, LockProvider } from './types.js';
@@ -195,13 +197,20 @@ class CoreLockProvider implements LockProvider {
   }
 
   /** One grant attempt under the caller's bounds; a grant that lands after the caller gave up is released. */
-  private attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Grant | null> {
+  private async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Grant | null> {
     attempt.sentAt = Date.now();
-    return this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
+    const grant = await this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
       signal,
       deadline,
       onAbandoned: (late) => this.releaseAbandoned(attempt.request, late),
     });
+    if (grant && Date.now() >= safetyDeadline(leaseStartOf(attempt, grant), attempt.request.ttlMs)) {
+      // The process or the network stalled between request and reply for longer than the lease:
+      // the lock may already be someone else's. Never hand it out; a waiting acquire tries again.
+      this.releaseAbandoned(attempt.request, Promise.resolve());
+      throw new BackendError(this.backend, 'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released');
+    }
+    return grant;
   }
 
   private releaseAbandoned(request: GrantRequest, late: Promise<unknown>): void {
@@ -245,6 +254,7 @@ class CoreLockProvider implements LockProvider {
       if (waitMs === 0) throw new LockTimeoutError(attempt.request.key, waitMs);
       publish(CHANNELS.wait, () => ({ backend: this.backend, owner: this.owner, key: attempt.request.key }));
       attempt.sentAt = Date.now();
+      attempt.queued = true;
       const grant = await backend.acquireQueued(attempt.request, { signal, deadline }).catch((error: unknown) => {
         throw toBackendError(this.backend, 'acquire', error);
       });
@@ -308,6 +318,7 @@ class CoreLockProvider implements LockProvider {
   private newAttempt(key: string, validated: ValidatedAcquire): Attempt {
     const attempt: Attempt = {
       handle: undefined,
+      queued: false,
       startedAt: Date.now(),
       sentAt: Date.now(),
       pendingLoss: undefined,
@@ -334,9 +345,7 @@ class CoreLockProvider implements LockProvider {
         .catch(() => undefined);
       throw new ProviderClosedError(this.backend);
     }
-    // The lease is timed on the local clock from no earlier than the moment the request was sent.
-    const leaseStart = Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
-    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStart);
+    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt, grant));
     this.held.add(handle);
     attempt.handle = handle;
     publish(CHANNELS.grant, () => ({
@@ -358,10 +367,23 @@ class CoreLockProvider implements LockProvider {
 
 interface Attempt {
   handle: HeldLock | undefined;
+  /** Granted through the backend's own queue (acquireQueued) rather than one request. */
+  queued: boolean;
   readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
   readonly request: GrantRequest;
+}
+
+/**
+ * The lease is timed on the local clock from the moment the request was sent: the server granted
+ * no earlier than that, so the holder's idea of the lease can only end before the server's does.
+ * A server timestamp is never trusted for this (clocks differ). A queued grant (an in-process FIFO
+ * hand-off, same clock) starts when it was handed off.
+ */
+function leaseStartOf(attempt: Attempt, grant: Grant): number {
+  if (!attempt.queued) return attempt.sentAt;
+  return Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
 }
 
 /** Backend failures are worth retrying while a caller still waits; bad input and conflicts are not. */

@@ -64,6 +64,20 @@ describe('every backend call is bounded', () => {
     await provider.close();
   });
 
+  test('a grant whose reply comes after its lease ran out is never handed out, and is released', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    backend.behaviour.tryGrant = 'hang';
+    const attempt = provider.tryAcquire('k', { ttlMs: 100 }).catch((error: unknown) => error);
+    await expect.poll(() => backend.heldBack.length, { timeout: 1000, interval: 5 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    backend.heldBack[0]!();
+    const outcome = await attempt;
+    expect(outcome).toBeInstanceOf(BackendError);
+    expect(String((outcome as Error).message)).toMatch(/after its lease had run out/);
+    await expect.poll(() => backend.holders.has('k'), { timeout: 1000, interval: 5, message: 'the stale grant was not released' }).toBe(false);
+    await provider.close();
+  });
+
   test('a waiting acquire retries backend failures until it gets the lock', async () => {
     const { backend, provider } = setup();
     backend.behaviour.tryGrant = 'fail';
