@@ -18,7 +18,7 @@ describe.skipIf(!mongodb.url)(`mongodb adapter (${mongodb.label})`, () => {
       server: addressOf(url),
       // directConnection: the driver must talk to the proxy's address, not to the host:port the server reports.
       createProviderAt: (address, bounds) => provider(withDirectConnection(urlAt(url, address)), bounds),
-      // Above the 5 s after which an unchanged latch record is judged abandoned: the stalled write lands after that.
+      // Longer than the 5 s after which the earlier latch design judged a grab abandoned: a regression to any such timeout is caught.
       stallMs: 7000,
     },
     shortTtlMs: SHORT_TTL_MS,
