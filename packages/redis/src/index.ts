@@ -33,7 +33,7 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   const nodes = nodeOptions.map((node) => new RedisNode(`redis ${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`, node, settings));
   const names = new KeyNames(options.prefix ?? parsed?.prefix ?? DEFAULT_PREFIX, db);
   const backend = new RedisBackend(nodes, names, {
-    safetyPollMs: options.safetyPollMs ?? 2000,
+    pollIntervalMs: options.pollIntervalMs ?? 2000,
     driftFactor: options.driftFactor ?? 0.01,
     splitVoteRetries: 3,
     retryJitterMs: 50,

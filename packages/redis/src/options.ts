@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@holdfast/core';
+import { InvalidArgumentError, type Logger } from '@holdfast/core';
 import type { RedisOptions } from 'ioredis';
 
 export interface RedisProviderOptions {
@@ -15,13 +15,16 @@ export interface RedisProviderOptions {
    * resource name: the setting for locks shared with redlock users. Also `?prefix=` in the URL.
    */
   readonly prefix?: string;
+  /** Provider-level options, as for every adapter (docs/options.md). */
   readonly owner?: string;
+  readonly ttlBelowMinimum?: 'raise' | 'reject';
+  readonly logger?: Logger;
   /** Longest time one backend call may take, in ms (core's default 5000). */
   readonly callTimeoutMs?: number;
   /** Longest time close() takes, in ms (core's default 5000). */
   readonly closeTimeoutMs?: number;
   /** Longest wait between checks of a busy key if no wake-up arrives. Default 2000 ms. */
-  readonly safetyPollMs?: number;
+  readonly pollIntervalMs?: number;
   /** Per-command time limit, so a hung server counts as failed. Default 2000 ms; 0 = none. */
   readonly commandTimeoutMs?: number;
   /** Longest time to open a usable connection (TCP, handshake, SELECT). Default 3000 ms. */
@@ -31,7 +34,20 @@ export interface RedisProviderOptions {
 }
 
 /** What `createLockProvider(url, { adapter })` may set for Redis: the rest comes from the URL or core. */
-const ADAPTER_OPTIONS = ['prefix', 'safetyPollMs', 'commandTimeoutMs', 'connectTimeoutMs', 'driftFactor'] as const;
+const ADAPTER_OPTIONS = ['prefix', 'pollIntervalMs', 'commandTimeoutMs', 'connectTimeoutMs', 'driftFactor'] as const;
+
+const PROVIDER_OPTIONS = ['url', 'nodes', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', ...ADAPTER_OPTIONS] as const;
+
+/** Old names, refused by name so that a setting is never silently ignored. */
+const RENAMED: Readonly<Record<string, string>> = { safetyPollMs: 'pollIntervalMs' };
+
+function checkNames(names: readonly string[], known: readonly string[], where: string): void {
+  for (const name of names) {
+    const renamed = RENAMED[name];
+    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
+    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `not a Redis option; expected one of ${known.join(', ')} (docs/options.md)`);
+  }
+}
 
 type AdapterOptions = Pick<RedisProviderOptions, (typeof ADAPTER_OPTIONS)[number]>;
 
@@ -39,18 +55,16 @@ type AdapterOptions = Pick<RedisProviderOptions, (typeof ADAPTER_OPTIONS)[number
 export function adapterOptions(adapter: Readonly<Record<string, unknown>> | undefined): AdapterOptions {
   if (adapter === undefined) return {};
   if (adapter === null || typeof adapter !== 'object') throw new InvalidArgumentError('adapter', 'expected an object of Redis settings');
-  for (const name of Object.keys(adapter)) {
-    if (!(ADAPTER_OPTIONS as readonly string[]).includes(name)) {
-      throw new InvalidArgumentError(`adapter.${name}`, `not a Redis setting; expected one of ${ADAPTER_OPTIONS.join(', ')} (the rest goes in the URL)`);
-    }
-  }
+  checkNames(Object.keys(adapter), ADAPTER_OPTIONS, 'adapter.');
   return adapter as AdapterOptions;
 }
 
 /** Types and ranges of the Redis settings, before anything connects. */
 export function checkOptions(options: RedisProviderOptions): void {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
+  checkNames(Object.keys(options), PROVIDER_OPTIONS, '');
   if (options.prefix !== undefined && typeof options.prefix !== 'string') throw new InvalidArgumentError('prefix', 'expected a string');
-  nonNegative('safetyPollMs', options.safetyPollMs, 1);
+  nonNegative('pollIntervalMs', options.pollIntervalMs, 1);
   nonNegative('commandTimeoutMs', options.commandTimeoutMs, 0);
   nonNegative('connectTimeoutMs', options.connectTimeoutMs, 1);
   if (options.driftFactor !== undefined && !(typeof options.driftFactor === 'number' && options.driftFactor >= 0 && options.driftFactor < 0.5)) {

@@ -21,7 +21,7 @@ import { poll, type Decision, type Votes } from './votes.js';
 
 export interface RedisBackendSettings {
   /** Longest wait between checks while a key is busy, in case a wake-up was missed. */
-  readonly safetyPollMs: number;
+  readonly pollIntervalMs: number;
   /** Quorum mode: clock drift allowance per ms of TTL (redlock: 0.01, plus 2 ms). */
   readonly driftFactor: number;
   /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
@@ -123,7 +123,7 @@ export class RedisBackend implements LockBackend {
           throw error;
         });
         if (freeInMs === 0) return;
-        const capMs = Math.min(timeoutMs, freeInMs + EXPIRY_MARGIN_MS, this.settings.safetyPollMs);
+        const capMs = Math.min(timeoutMs, freeInMs + EXPIRY_MARGIN_MS, this.settings.pollIntervalMs);
         await Promise.race([watch.changed, sleep(capMs, slice).catch(() => undefined)]);
       } finally {
         watch.stop();

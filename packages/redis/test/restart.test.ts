@@ -61,7 +61,7 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     const key = newKey();
     const holder = await open({ url: server.url }).tryAcquire(key, { ttlMs: 30_000 });
     expect(holder).not.toBeNull();
-    const waiting = open({ url: server.url, safetyPollMs: 60_000 }).acquire(key, { waitMs: 10_000 });
+    const waiting = open({ url: server.url, pollIntervalMs: 60_000 }).acquire(key, { waitMs: 10_000 });
     // Let the waiter settle into its wait (subscribed, capped by the holder's 30 s lease).
     await new Promise((resolve) => setTimeout(resolve, 200));
     await server.restart();

@@ -58,11 +58,30 @@ describe('redis URLs', () => {
     await expect(createLockProvider('redis://127.0.0.1:1/-3')).rejects.toEqual(invalid);
     await expect(createLockProvider('redis://127.0.0.1:1?quorum=127.0.0.1:2,127.0.0.1:1')).rejects.toEqual(invalid);
     await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { prefx: 'typo:' } })).rejects.toEqual(invalid);
-    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { safetyPollMs: -1 } })).rejects.toEqual(invalid);
+    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { pollIntervalMs: -1 } })).rejects.toEqual(invalid);
     await expect(createLockProvider('redis://127.0.0.1:1?prefix=a:', { adapter: { prefix: 'b:' } })).rejects.toEqual(invalid);
     expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', nodes: [{ port: 2 }] })).toThrow(invalid);
     expect(() => createRedisProvider({ nodes: [{ port: 1, db: 1 }, { port: 2, db: 2 }] })).toThrow(invalid);
     expect(() => createRedisProvider({ nodes: [{ port: 1 }, { host: '127.0.0.1', port: 1 }, { port: 2 }] })).toThrow(invalid);
+  });
+
+  test('one vocabulary: old option names are refused by their new name, unknown options are refused, provider-level ones accepted', async () => {
+    const renamed = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/safetyPollMs was renamed pollIntervalMs/) });
+    const unknown = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/not a Redis option/) });
+    expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', safetyPollMs: 100 } as never)).toThrow(renamed);
+    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { safetyPollMs: 100 } })).rejects.toEqual(renamed);
+    expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', address: 'x' } as never)).toThrow(unknown);
+    await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { owner: 'x' } })).rejects.toEqual(unknown);
+    const logger = { warn: () => undefined };
+    const made = [
+      createRedisProvider({ url: 'redis://127.0.0.1:1', pollIntervalMs: 100, owner: 'me', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger }),
+      await createLockProvider('redis://127.0.0.1:1', { owner: 'me', ttlBelowMinimum: 'reject', logger, adapter: { pollIntervalMs: 100 } }),
+    ];
+    try {
+      for (const provider of made) expect(provider.owner).toBe('me');
+    } finally {
+      await Promise.all(made.map((provider) => provider.close()));
+    }
   });
 
   test('createLockProvider routes redis: URLs here; a quorum URL declares fencing "none"', async () => {

@@ -14,7 +14,7 @@ const newKey = (): string => `wake-ups/${process.pid}/${Date.now()}-${++keyCount
 
 describe.skipIf(!redis.url)(`wake-ups (${redis.label})`, () => {
   // A safety re-check interval far beyond the test's bounds: only the event path can pass them.
-  const open = () => createRedisProvider({ url: redis.url!, safetyPollMs: 60_000 });
+  const open = () => createRedisProvider({ url: redis.url!, pollIntervalMs: 60_000 });
 
   test('a release wakes the waiter through pub/sub, not by polling', async () => {
     const [a, b] = [open(), open()];
@@ -73,12 +73,33 @@ describe.skipIf(!redis.url)(`wake-ups (${redis.label})`, () => {
   });
 });
 
+describe.skipIf(!redis.url)(`pollIntervalMs (${redis.label})`, () => {
+  test('a release that publishes nothing is noticed within pollIntervalMs, not the 2 s default', async () => {
+    const redlockClient = new Redis(redis.url!);
+    // prefix '': the Redis key is the Holdfast key, the name redlock locks under.
+    const locks = createRedisProvider({ url: redis.url!, prefix: '', pollIntervalMs: 200 });
+    try {
+      const key = newKey();
+      const theirs = await new Redlock([redlockClient], { retryCount: 0 }).acquire([key], 60_000);
+      const waiting = locks.acquire(key, { waitMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const releasedAt = performance.now();
+      await theirs.release();
+      await (await waiting).release();
+      expect(performance.now() - releasedAt).toBeLessThan(1_000);
+    } finally {
+      await locks.close();
+      await redlockClient.quit();
+    }
+  });
+});
+
 describe.skipIf(!own)('wake-ups with keyspace notifications enabled on the server', () => {
   test('a redlock release (which publishes nothing) wakes a holdfast waiter at once', async () => {
     const url = own!.urls[0]!;
     const admin = new Redis(url);
     const redlockClient = new Redis(url);
-    const locks = createRedisProvider({ url, safetyPollMs: 60_000 });
+    const locks = createRedisProvider({ url, pollIntervalMs: 60_000 });
     try {
       await admin.config('SET', 'notify-keyspace-events', 'Kg');
       const key = newKey();
