@@ -3,7 +3,8 @@ import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 import { createProvider, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
 import { createClient, DEFAULT_CALL_TIMEOUT_MS } from './client.js';
 import { MongoBackend } from './mongo-backend.js';
-import { type DistLockSettings, parseMongoUrl, resolveSettings } from './options.js';
+import { InvalidArgumentError } from '@holdfast/core';
+import { type DistLockSettings, parseMongoUrl, RENAMED_OPTIONS, resolveSettings } from './options.js';
 import { newProcessId } from './process-id.js';
 import type { ServerInfoReader } from './server-info.js';
 
@@ -20,7 +21,7 @@ export {
   DEFAULT_LOCKS_COLLECTION,
   DEFAULT_PING_INTERVAL_MS,
   DEFAULT_PINGS_COLLECTION,
-  DEFAULT_RETRY_INTERVAL_MS,
+  DEFAULT_POLL_INTERVAL_MS,
   type DistLockSettings,
 } from './options.js';
 
@@ -52,7 +53,24 @@ export interface MongoLockProvider extends LockProvider {
   readonly mongo: MongoBackend;
 }
 
+/** What `createLockProvider(url, { adapter })` may set for MongoDB; url and the provider-level options go elsewhere. */
+const ADAPTER_OPTIONS = [
+  'client', 'databaseName', 'clientOptions', 'pingIntervalMs', 'lockExpirationMs', 'pollIntervalMs', 'locksCollection', 'pingsCollection', 'port', 'readServerInfo',
+] as const;
+
+const PROVIDER_OPTIONS: readonly string[] = ['url', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', ...ADAPTER_OPTIONS];
+
+function checkNames(names: readonly string[], known: readonly string[], where: string): void {
+  for (const name of names) {
+    const renamed = RENAMED_OPTIONS[name];
+    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
+    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `not a MongoDB option; expected one of ${known.join(', ')} (docs/options.md)`);
+  }
+}
+
 export function createMongoProvider(options: MongoProviderOptions): MongoLockProvider {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
+  checkNames(Object.keys(options), PROVIDER_OPTIONS, '');
   const fromUrl = options.url === undefined ? undefined : parseMongoUrl(options.url);
   const settings = resolveSettings({ ...fromUrl?.settings, ...definedOnly(options) });
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -72,12 +90,15 @@ export function createMongoProvider(options: MongoProviderOptions): MongoLockPro
 
 /** Entry point used by `createLockProvider('mongodb://...')`. */
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
-  return createMongoProvider({ url, ...providerOptions(options), ...(options.adapter ?? {}) });
+  const adapter = options.adapter ?? {};
+  if (adapter === null || typeof adapter !== 'object') throw new InvalidArgumentError('adapter', 'expected an object of MongoDB settings');
+  checkNames(Object.keys(adapter), ADAPTER_OPTIONS, 'adapter.');
+  return createMongoProvider({ ...adapter, url, ...providerOptions(options) });
 }
 
 function definedOnly(options: MongoProviderOptions): Partial<DistLockSettings> {
   const picked: Record<string, unknown> = {};
-  for (const name of ['locksCollection', 'pingsCollection', 'pingIntervalMs', 'lockExpirationMs', 'retryIntervalMs'] as const) {
+  for (const name of ['locksCollection', 'pingsCollection', 'pingIntervalMs', 'lockExpirationMs', 'pollIntervalMs'] as const) {
     if (options[name] !== undefined) picked[name] = options[name];
   }
   return picked as Partial<DistLockSettings>;

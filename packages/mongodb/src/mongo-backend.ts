@@ -45,7 +45,7 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
     crossProcess: true,
     // Two observations a lease apart; the first may come up to a lease late (a contender arriving just
     // as the lease ends), and each is up to one retry interval (and the last ping one interval) late.
-    expiryGraceMs: settings.lockExpirationMs + 2 * settings.retryIntervalMs + settings.pingIntervalMs,
+    expiryGraceMs: settings.lockExpirationMs + 2 * settings.pollIntervalMs + settings.pingIntervalMs,
     renewal: 'backend',
   });
 }
@@ -278,7 +278,7 @@ export class MongoBackend implements LockBackend {
       },
       pingSentAt,
     );
-    const connected = { db, catalog, pings, pinger, wakeUps: new WakeUps(catalog.locks, settings.retryIntervalMs), ferretdb };
+    const connected = { db, catalog, pings, pinger, wakeUps: new WakeUps(catalog.locks, settings.pollIntervalMs), ferretdb };
     if (this.closed) {
       await pings.stopPing(bound).catch(() => undefined);
       throw new Error('closed');

@@ -1,9 +1,9 @@
 import { InvalidArgumentError, parseDuration } from '@holdfast/core';
 
-/** MongoDB's own defaults (ReplSetDistLockManager): ping every 30 s, expire after 15 min, retry every 500 ms. */
+/** MongoDB's own defaults (ReplSetDistLockManager): ping every 30 s, expire after 15 min, retry every 500 ms (kLockRetryInterval). */
 export const DEFAULT_PING_INTERVAL_MS = 30_000;
 export const DEFAULT_LOCK_EXPIRATION_MS = 15 * 60_000;
-export const DEFAULT_RETRY_INTERVAL_MS = 500;
+export const DEFAULT_POLL_INTERVAL_MS = 500;
 export const DEFAULT_LOCKS_COLLECTION = 'locks';
 export const DEFAULT_PINGS_COLLECTION = 'lockpings';
 
@@ -13,19 +13,22 @@ export interface DistLockSettings {
   readonly pingIntervalMs: number;
   /** The default lease (ttl) of a lock: how long its holder's ping may stay unchanged before a contender takes it. */
   readonly lockExpirationMs: number;
-  /** Pause between attempts while waiting (kLockRetryInterval), and the polling interval without change streams. */
-  readonly retryIntervalMs: number;
+  /** Pause between attempts while waiting (MongoDB's kLockRetryInterval), and the polling interval without change streams. */
+  readonly pollIntervalMs: number;
 }
 
 /** `holdfast*` query parameters: read by the adapter, removed before the URL reaches the driver. */
 const URL_PARAMETERS = {
   holdfastPingInterval: 'pingIntervalMs',
   holdfastLockExpiration: 'lockExpirationMs',
-  holdfastRetryInterval: 'retryIntervalMs',
+  holdfastPollInterval: 'pollIntervalMs',
   holdfastLocksCollection: 'locksCollection',
   holdfastPingsCollection: 'pingsCollection',
   holdfastPort: 'port',
 } as const;
+
+/** Old names, refused by name so that a setting is never silently ignored. */
+export const RENAMED_OPTIONS: Readonly<Record<string, string>> = { retryIntervalMs: 'pollIntervalMs', holdfastRetryInterval: 'holdfastPollInterval' };
 
 export interface UrlSettings {
   /** The URL to hand to the driver. */
@@ -48,6 +51,8 @@ export function parseMongoUrl(url: string | URL): UrlSettings {
       kept.append(name, value);
       continue;
     }
+    const renamed = RENAMED_OPTIONS[name];
+    if (renamed !== undefined) throw new InvalidArgumentError('url', `parameter ${name} was renamed ${renamed}`);
     const setting = URL_PARAMETERS[name as keyof typeof URL_PARAMETERS];
     if (!setting) throw new InvalidArgumentError('url', `unknown parameter "${name}"; expected one of ${Object.keys(URL_PARAMETERS).join(' ')}`);
     if (setting === 'locksCollection' || setting === 'pingsCollection') settings[setting] = value;
@@ -64,9 +69,9 @@ export function resolveSettings(given: Partial<DistLockSettings>): DistLockSetti
     pingsCollection: given.pingsCollection ?? DEFAULT_PINGS_COLLECTION,
     pingIntervalMs: given.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS,
     lockExpirationMs: given.lockExpirationMs ?? DEFAULT_LOCK_EXPIRATION_MS,
-    retryIntervalMs: given.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS,
+    pollIntervalMs: given.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
   };
-  for (const name of ['pingIntervalMs', 'lockExpirationMs', 'retryIntervalMs'] as const) {
+  for (const name of ['pingIntervalMs', 'lockExpirationMs', 'pollIntervalMs'] as const) {
     if (!Number.isSafeInteger(settings[name]) || settings[name] <= 0) throw new InvalidArgumentError(name, 'must be a positive whole number of ms');
   }
   if (settings.lockExpirationMs < 3 * settings.pingIntervalMs) {

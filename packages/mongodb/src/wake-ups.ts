@@ -19,7 +19,7 @@ export class WakeUps {
 
   constructor(
     private readonly locks: Collection<LockDocument>,
-    private readonly retryIntervalMs: number,
+    private readonly pollIntervalMs: number,
   ) {}
 
   /** True once a change stream is open; false once the server refused one; undefined before trying. */
@@ -39,7 +39,7 @@ export class WakeUps {
         if (set?.size === 0) this.waiters.delete(key);
         resolve();
       };
-      const timer = setTimeout(done, Math.min(timeoutMs, this.retryIntervalMs));
+      const timer = setTimeout(done, Math.min(timeoutMs, this.pollIntervalMs));
       signal.addEventListener('abort', done, { once: true });
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
@@ -61,7 +61,7 @@ export class WakeUps {
 
   private async open(): Promise<void> {
     const stream = this.locks.watch<LockDocument>([{ $match: { operationType: { $in: ['update', 'replace', 'delete', 'insert'] } } }], {
-      maxAwaitTimeMS: this.retryIntervalMs,
+      maxAwaitTimeMS: this.pollIntervalMs,
     });
     try {
       await stream.tryNext(); // sends the aggregate: this is where an unsupported server says so

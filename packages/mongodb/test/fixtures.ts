@@ -2,7 +2,7 @@ import { freePort } from '@holdfast/test-harness/servers';
 import { createMongoProvider, type MongoProviderOptions } from '../src/index.js';
 
 /** Short windows so the expiry cases take seconds: ping 250 ms, lease (lockExpiration) 2 s, retry 250 ms. */
-export const TEST_PARAMS = 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastRetryInterval=250ms';
+export const TEST_PARAMS = 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastPollInterval=250ms';
 export const SHORT_TTL_MS = 2000;
 
 /** The backend URL with the test windows and a collection prefix of its own. */

@@ -36,7 +36,7 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
     // A paused holder blocks its key for seconds here: more keys keep the others busy.
     workers: 6,
     keys: 8,
-    urlOptions: 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastRetryInterval=250ms',
+    urlOptions: 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastPollInterval=250ms',
   },
 };
 
