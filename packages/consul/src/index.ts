@@ -17,7 +17,7 @@ export function createConsulProvider(options: ConsulLockOptions): LockProvider {
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
   const fromUrl = optionsFromUrl(url, options.adapter);
   const settings: Record<string, unknown> = { ...fromUrl };
-  for (const name of ['owner', 'callTimeoutMs', 'closeTimeoutMs'] as const) {
+  for (const name of ['owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger'] as const) {
     if (options[name] === undefined) continue;
     if (settings[name] !== undefined) throw new InvalidArgumentError(name, 'given both in the URL and in the options');
     settings[name] = options[name];

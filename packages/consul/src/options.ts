@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@holdfast/core';
+import { InvalidArgumentError, type Logger } from '@holdfast/core';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 
 /** Core's default per-call bound; the adapter's background calls (renewals, clean-ups) use it too. */
@@ -7,8 +7,8 @@ const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 const MAX_LOCK_DELAY_MS = 60_000;
 
 export interface ConsulLockOptions {
-  /** Agent HTTP address, e.g. http://127.0.0.1:8500. */
-  readonly address: string;
+  /** The agent's HTTP address, e.g. http://127.0.0.1:8500 (https: for TLS). */
+  readonly url: string;
   /** Consul key prefix for every lock: key "a/b" is stored at "<prefix>/a/b". Default "holdfast". */
   readonly prefix?: string;
   readonly token?: string;
@@ -28,6 +28,9 @@ export interface ConsulLockOptions {
   readonly callTimeoutMs?: number;
   /** Longest time close() takes, in ms (default 5000). */
   readonly closeTimeoutMs?: number;
+  /** A ttlMs below Consul's 10 s minimum: 'raise' it (default) or 'reject' it. */
+  readonly ttlBelowMinimum?: 'raise' | 'reject';
+  readonly logger?: Logger;
 }
 
 export interface ResolvedOptions {
@@ -44,17 +47,27 @@ export interface ResolvedOptions {
 }
 
 const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
-  'address', 'prefix', 'token', 'datacenter', 'lockDelayMs', 'lockDelayRetryMs', 'monitorRetries',
-  'monitorRetryMs', 'sessionMode', 'owner', 'callTimeoutMs', 'closeTimeoutMs',
+  'url', 'prefix', 'token', 'datacenter', 'lockDelayMs', 'lockDelayRetryMs', 'monitorRetries',
+  'monitorRetryMs', 'sessionMode', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger',
 ];
+
+/** Old names, refused by name so that a setting is never silently ignored. */
+const RENAMED: Readonly<Record<string, string>> = { address: 'url' };
+
+/** InvalidArgumentError for an old or unknown option name. */
+export function checkOptionNames(names: readonly string[], known: readonly string[], where = ''): void {
+  for (const name of names) {
+    const renamed = RENAMED[name];
+    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
+    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `unknown Consul option (known: ${known.join(', ')}; docs/options.md)`);
+  }
+}
 
 /** Checks every option (InvalidArgumentError on the first bad one) before anything talks to Consul. */
 export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name as keyof ConsulLockOptions)) throw new InvalidArgumentError(name, `unknown Consul option (known: ${OPTION_NAMES.join(', ')})`);
-  }
-  const address = checkAddress(options.address);
+  checkOptionNames(Object.keys(options), OPTION_NAMES);
+  const address = checkAgentUrl(options.url);
   const lockDelayMs = wholeMs('lockDelayMs', options.lockDelayMs, 0, MAX_LOCK_DELAY_MS) ?? DEFAULT_LOCK_DELAY_MS;
   const prefixText = optionalString('prefix', options.prefix) ?? 'holdfast';
   const prefix = prefixText.replace(/^\/+|\/+$/g, '');
@@ -79,15 +92,18 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
   };
 }
 
-function checkAddress(address: unknown): string {
-  if (typeof address !== 'string') throw new InvalidArgumentError('address', 'expected the agent URL, e.g. http://127.0.0.1:8500');
+/** The agent's http(s) URL; consul:// URLs, whose parameters only createLockProvider reads, are refused. */
+export function checkAgentUrl(address: unknown): string {
+  if (typeof address !== 'string') throw new InvalidArgumentError('url', 'expected the agent URL, e.g. http://127.0.0.1:8500');
   let url: URL;
   try {
     url = new URL(address);
   } catch {
-    throw new InvalidArgumentError('address', `"${address}" is not a URL (e.g. http://127.0.0.1:8500)`);
+    throw new InvalidArgumentError('url', `"${address}" is not a URL (e.g. http://127.0.0.1:8500)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('address', `expected http: or https:, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InvalidArgumentError('url', `expected http: or https: (consul:// URLs go to createLockProvider), got ${url.protocol}`);
+  }
   return address;
 }
 

@@ -12,6 +12,7 @@ import { BLOCKING_WAIT_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS, SE
 import { ConsulHttp, ConsulHttpError } from './consul-http.js';
 import { encodePath, type KvEntry, readKey, readPrefixBlocking } from './kv.js';
 import { createSession, RenewedSession } from './sessions.js';
+import { checkAgentUrl } from './options.js';
 
 /** Bound of one session call (create, renew, destroy) of a slot. */
 const SEMAPHORE_CALL_TIMEOUT_MS = 10_000;
@@ -21,8 +22,8 @@ const SEMAPHORE_CALL_TIMEOUT_MS = 10_000;
  * `limit` holders at once. Core has no semaphore interface yet, so this is this package's own API.
  */
 export interface ConsulSemaphoreOptions {
-  /** Agent HTTP address, e.g. http://127.0.0.1:8500. */
-  readonly address: string;
+  /** The agent's HTTP address, e.g. http://127.0.0.1:8500. */
+  readonly url: string;
   readonly token?: string;
   readonly datacenter?: string;
   /** The semaphore's Consul key prefix, as given to `consul lock -n N <prefix>`. */
@@ -57,11 +58,13 @@ export class ConsulSemaphore {
   private readonly closing = new AbortController();
 
   constructor(private readonly options: ConsulSemaphoreOptions) {
+    if ('address' in options) throw new InvalidArgumentError('address', 'address was renamed url');
+    checkAgentUrl(options.url);
     if (!Number.isInteger(options.limit) || options.limit < 1) throw new InvalidArgumentError('limit', `expected a whole number >= 1, got ${options.limit}`);
     this.prefix = options.prefix.replace(/^\/+|\/+$/g, '');
     if (!this.prefix) throw new InvalidArgumentError('prefix', 'must not be empty');
     this.lockKey = `${this.prefix}/${SEMAPHORE_LOCK_KEY}`;
-    this.http = new ConsulHttp({ baseUrl: options.address, token: options.token, datacenter: options.datacenter });
+    this.http = new ConsulHttp({ baseUrl: options.url, token: options.token, datacenter: options.datacenter });
   }
 
   get limit(): number {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, parseDuration } from '@holdfast/core';
-import type { ConsulLockOptions } from './options.js';
+import { checkOptionNames, type ConsulLockOptions } from './options.js';
 
-type Setting = Exclude<keyof ConsulLockOptions, 'address' | 'owner'>;
+type Setting = Exclude<keyof ConsulLockOptions, 'url' | 'owner' | 'ttlBelowMinimum' | 'logger'>;
 
 /** URL query parameter -> option, and how its text becomes a value. */
 const PARAMETERS: Record<string, { option: Setting; parse: (text: string, name: string) => unknown }> = {
@@ -54,14 +54,15 @@ export function optionsFromUrl(text: string, adapter: Readonly<Record<string, un
     if (settings['prefix'] !== undefined && settings['prefix'] !== pathPrefix) throw new InvalidArgumentError('prefix', 'given both as the URL path and as ?prefix=');
     settings['prefix'] = pathPrefix;
   }
+  if (adapter === null || typeof adapter !== 'object') throw new InvalidArgumentError('adapter', 'expected an object of Consul settings');
+  checkOptionNames(Object.keys(adapter), ADAPTER_KEYS, 'adapter.');
   for (const [name, value] of Object.entries(adapter)) {
-    if (!ADAPTER_KEYS.includes(name as Setting)) throw new InvalidArgumentError(`adapter.${name}`, `unknown Consul adapter option (known: ${ADAPTER_KEYS.join(', ')})`);
     if (value === undefined) continue;
     if (settings[name] !== undefined) throw new InvalidArgumentError(`adapter.${name}`, 'also given in the URL');
     settings[name] = value;
   }
   const scheme = tls === 'true' ? 'https' : 'http';
-  return { address: `${scheme}://${url.host || '127.0.0.1:8500'}`, ...settings } as ConsulLockOptions;
+  return { url: `${scheme}://${url.host || '127.0.0.1:8500'}`, ...settings } as ConsulLockOptions;
 }
 
 /** A whole number written in decimal digits only ("abc", "-5", "1.5" and "" are refused). */

@@ -22,7 +22,7 @@ describe('every call to a hung agent is bounded by the caller (a loopback listen
   let hung: HungListener | undefined;
   const onHung = async (options: { callTimeoutMs?: number; closeTimeoutMs?: number; sessionMode?: 'per-lock' } = {}): Promise<LockProvider> => {
     hung ??= await hungListener();
-    const provider = createConsulProvider({ address: `http://${hung.address.host}:${hung.address.port}`, lockDelayMs: 1000, ...options });
+    const provider = createConsulProvider({ url: `http://${hung.address.host}:${hung.address.port}`, lockDelayMs: 1000, ...options });
     providers.push(provider);
     return provider;
   };
@@ -87,7 +87,7 @@ describe.skipIf(!consul.url)('close() while holding locks, when the agent hangs'
     test(`session=${sessionMode}: close() ends within closeTimeoutMs, holders are told, sockets are destroyed`, async () => {
       const proxy = await startSwitchableProxy(consul.url!.replace('consul://', 'http://'));
       proxies.push(proxy);
-      const locks = createConsulProvider({ address: proxy.url, prefix: `holdfast-close-${sessionMode}`, lockDelayMs: 1000, sessionMode, closeTimeoutMs: 2000 });
+      const locks = createConsulProvider({ url: proxy.url, prefix: `holdfast-close-${sessionMode}`, lockDelayMs: 1000, sessionMode, closeTimeoutMs: 2000 });
       providers.push(locks);
       const held = [(await locks.tryAcquire('a'))!, (await locks.tryAcquire('b'))!];
       expect(held.every((lock) => lock !== null)).toBe(true);

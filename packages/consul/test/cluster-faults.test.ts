@@ -34,7 +34,7 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
     const [followerA, followerB] = [0, 1, 2].filter((i) => i !== leader) as [number, number];
     const prefix = `faults-${randomBytes(4).toString('hex')}`;
     const make = (member: number): LockProvider => {
-      const provider = createConsulProvider({ address: cluster.httpUrls[member]!, prefix, lockDelayMs: 1000 });
+      const provider = createConsulProvider({ url: cluster.httpUrls[member]!, prefix, lockDelayMs: 1000 });
       providers.push(provider);
       return provider;
     };

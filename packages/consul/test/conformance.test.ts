@@ -17,7 +17,7 @@ describe.skipIf(!url)(`consul (${consul.label})`, () => {
     createProvider: () => createLockProvider(url!),
     child: { url: url! },
     // A closed port: connection refused at once, no retry timers.
-    createUnreachableProvider: async () => createConsulProvider({ address: `http://127.0.0.1:${await freePort()}`, lockDelayMs: 1000 }),
+    createUnreachableProvider: async () => createConsulProvider({ url: `http://127.0.0.1:${await freePort()}`, lockDelayMs: 1000 }),
     // The agent's HTTP port; a provider at another address keeps the same lock-delay and prefix.
     faults: url
       ? { server: addressOf(url), createProviderAt: (address, bounds) => createLockProvider(urlAt(url, address), bounds) }

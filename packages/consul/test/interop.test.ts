@@ -26,7 +26,7 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
   const providers: LockProvider[] = [];
   const children: ChildProcess[] = [];
   const provider = (): LockProvider => {
-    const created = createConsulProvider({ address: consul.url!.replace('consul://', 'http://'), prefix: PREFIX, lockDelayMs: 1000 });
+    const created = createConsulProvider({ url: consul.url!.replace('consul://', 'http://'), prefix: PREFIX, lockDelayMs: 1000 });
     providers.push(created);
     return created;
   };

@@ -22,8 +22,8 @@ describe.skipIf(!consul.url)('a lock write that lands after its acquire gave up 
       const proxy = await FaultProxy.start({ host: agent.hostname, port: Number(agent.port) });
       proxies.push(proxy);
       const prefix = `holdfast-late-${sessionMode}`;
-      const stalled = createConsulProvider({ address: `http://127.0.0.1:${proxy.address.port}`, prefix, lockDelayMs: 1000, sessionMode, callTimeoutMs: 1000 });
-      const waiter = createConsulProvider({ address, prefix, lockDelayMs: 1000 });
+      const stalled = createConsulProvider({ url: `http://127.0.0.1:${proxy.address.port}`, prefix, lockDelayMs: 1000, sessionMode, callTimeoutMs: 1000 });
+      const waiter = createConsulProvider({ url: address, prefix, lockDelayMs: 1000 });
       providers.push(stalled, waiter);
       // Request 1 creates the session, request 2 is the lock transaction: hold it back.
       const hold = proxy.holdClientChunk(2, 3000);

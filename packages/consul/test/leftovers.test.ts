@@ -11,7 +11,7 @@ describe.skipIf(!consul.url)('nothing a released or lapsed lock leaves behind lo
   const http = consul.url?.replace('consul://', 'http://') ?? '';
   const providers: LockProvider[] = [];
   const provider = (prefix: string): LockProvider => {
-    const created = createConsulProvider({ address: http, prefix, lockDelayMs: 1000 });
+    const created = createConsulProvider({ url: http, prefix, lockDelayMs: 1000 });
     providers.push(created);
     return created;
   };
@@ -45,7 +45,7 @@ describe.skipIf(!consul.url)('nothing a released or lapsed lock leaves behind lo
   test('released locks, per-lock and shared, leave no key', async () => {
     const prefix = `holdfast-released-${randomBytes(3).toString('hex')}`;
     const locks = provider(prefix);
-    const perLock = createConsulProvider({ address: http, prefix, lockDelayMs: 1000, sessionMode: 'per-lock' });
+    const perLock = createConsulProvider({ url: http, prefix, lockDelayMs: 1000, sessionMode: 'per-lock' });
     providers.push(perLock);
     const held = [await locks.tryAcquire('a'), await perLock.tryAcquire('b'), await locks.tryAcquire('c', { autoRenew: false, ttlMs: 10_000 })];
     expect(await keysUnder(prefix)).toHaveLength(3);

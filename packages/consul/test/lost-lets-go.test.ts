@@ -23,8 +23,8 @@ describe.skipIf(!consul.url)('a lock declared lost is let go on the server as so
       proxies.push(proxy);
       const prefix = `holdfast-letgo-${randomBytes(3).toString('hex')}`;
       // Told "lost" after 3 failed monitor reads 1 s apart; lock-delay 1 s.
-      const holder = createConsulProvider({ address: proxy.url, prefix, lockDelayMs: 1000, monitorRetries: 3, monitorRetryMs: 1000, sessionMode });
-      const waiter = createConsulProvider({ address, prefix, lockDelayMs: 1000 });
+      const holder = createConsulProvider({ url: proxy.url, prefix, lockDelayMs: 1000, monitorRetries: 3, monitorRetryMs: 1000, sessionMode });
+      const waiter = createConsulProvider({ url: address, prefix, lockDelayMs: 1000 });
       providers.push(holder, waiter);
       const key = 'job';
       const lock = (await holder.tryAcquire(key))!;

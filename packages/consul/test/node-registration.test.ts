@@ -57,7 +57,7 @@ describe.skipIf(!consul.url)('"Missing node registration" (a just-started agent)
   const setup = async (sessionMode: 'shared' | 'per-lock', callTimeoutMs: number): Promise<{ proxy: Awaited<ReturnType<typeof notYetRegistered>>; locks: LockProvider }> => {
     const proxy = await notYetRegistered(consul.url!.replace('consul://', 'http://'));
     closers.push(() => proxy.close());
-    const locks = createConsulProvider({ address: proxy.url, prefix: `holdfast-noreg-${sessionMode}`, lockDelayMs: 1000, sessionMode, callTimeoutMs });
+    const locks = createConsulProvider({ url: proxy.url, prefix: `holdfast-noreg-${sessionMode}`, lockDelayMs: 1000, sessionMode, callTimeoutMs });
     providers.push(locks);
     return { proxy, locks };
   };

@@ -1,7 +1,7 @@
 import { createLockProvider, ErrorCode, type LockProvider } from '@holdfast/core';
 import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type ConsulLockOptions, createConsulProvider } from '../src/index.js';
+import { type ConsulLockOptions, ConsulSemaphore, createConsulProvider } from '../src/index.js';
 
 /**
  * Bad options are refused before anything talks to Consul: the address is a listener that counts
@@ -72,11 +72,36 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
     ['prefix "/"', { prefix: '/' }],
     ['token 42', { token: 42 as unknown as string }],
     ['an unknown option', { lockDelay: 1000 }],
-    ['address ftp:', { address: 'ftp://127.0.0.1:1' }],
-    ['address not a URL', { address: 'localhost:8500' }],
+    ['url ftp:', { url: 'ftp://127.0.0.1:1' }],
+    ['url not a URL', { url: 'localhost:8500' }],
+    ['url consul: (its parameters are read by createLockProvider only)', { url: 'consul://127.0.0.1:1?lockDelay=1s' }],
   ])('createConsulProvider: %s', (_name, options) => {
     const address = `http://${listener.address.host}:${listener.address.port}`;
-    expect(() => made.push(createConsulProvider({ address, ...options } as ConsulLockOptions))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    expect(() => made.push(createConsulProvider({ url: address, ...options } as ConsulLockOptions))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+  });
+
+  test('one vocabulary: address was renamed url, refused by name (factory, adapter, semaphore); provider-level options inside adapter are refused', async () => {
+    const url = `http://${listener.address.host}:${listener.address.port}`;
+    const renamed = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/address was renamed url/) });
+    expect(() => made.push(createConsulProvider({ address: url } as never))).toThrow(renamed);
+    await expect(createLockProvider(base, { adapter: { address: url } })).rejects.toEqual(renamed);
+    expect(() => new ConsulSemaphore({ address: url, prefix: 'p', limit: 1 } as never)).toThrow(renamed);
+    const unknown = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/unknown Consul option/) });
+    await expect(createLockProvider(base, { adapter: { owner: 'x' } })).rejects.toEqual(unknown);
+    await expect(createLockProvider(base, { adapter: { pollIntervalMs: 100 } })).rejects.toEqual(unknown);
+  });
+
+  test('the provider-level options are honoured by the factory and by createLockProvider', async () => {
+    const url = `http://${listener.address.host}:${listener.address.port}`;
+    const logger = { warn: () => undefined };
+    const direct = createConsulProvider({ url, owner: 'direct', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger });
+    const fromUrl = await createLockProvider(base, { owner: 'from-url', ttlBelowMinimum: 'reject', logger });
+    made.push(direct, fromUrl);
+    expect([direct.owner, fromUrl.owner]).toEqual(['direct', 'from-url']);
+    // 'reject': a ttl below Consul's 10 s minimum is refused before any request (the default would raise it).
+    for (const provider of [direct, fromUrl]) {
+      await expect(provider.tryAcquire('k', { ttlMs: 1000 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+    }
   });
 
   test('nothing reached the server, and good options are accepted', async () => {

@@ -20,7 +20,7 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
 
   test('holders learn at once that the state (and the token sequence) was reset; a stale release frees nothing', async () => {
     const make = (): LockProvider => {
-      const provider = createConsulProvider({ address: agent.httpUrl, prefix: 'holdfast-restart', lockDelayMs: 1000, monitorRetryMs: 1000 });
+      const provider = createConsulProvider({ url: agent.httpUrl, prefix: 'holdfast-restart', lockDelayMs: 1000, monitorRetryMs: 1000 });
       providers.push(provider);
       return provider;
     };

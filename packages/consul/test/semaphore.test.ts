@@ -17,7 +17,7 @@ describe.skipIf(!consul.url || !binary)('semaphore: Consul\'s protocol, interope
   const semaphores: ConsulSemaphore[] = [];
   const children: ChildProcess[] = [];
   const semaphore = (prefix: string, limit: number): ConsulSemaphore => {
-    const created = new ConsulSemaphore({ address: http, prefix, limit, sessionTtlMs: 10_000 });
+    const created = new ConsulSemaphore({ url: http, prefix, limit, sessionTtlMs: 10_000 });
     semaphores.push(created);
     return created;
   };
