@@ -33,7 +33,13 @@ export function sharedStore(name = ''): MemoryStore {
   return store;
 }
 
+const OPTION_NAMES: readonly string[] = ['store', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger'];
+
 export function createMemoryProvider(options: MemoryProviderOptions = {}): LockProvider {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(name)) throw new InvalidArgumentError(name, `not a memory option; expected one of ${OPTION_NAMES.join(', ')} (docs/options.md)`);
+  }
   const backend = new MemoryBackend(options.store ?? sharedStore());
   return createProvider(backend, providerOptions(options));
 }

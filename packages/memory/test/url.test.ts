@@ -1,5 +1,6 @@
 import { ErrorCode, createLockProvider } from '@holdfast/core';
 import { expect, test } from 'vitest';
+import { createMemoryProvider, MemoryStore } from '../src/index.js';
 
 test('memory: URLs share a store per name, so instances see each other', async () => {
   const a = await createLockProvider('memory://url-test');
@@ -24,6 +25,18 @@ test.each([
 test('options the memory backend does not have are rejected, not ignored', async () => {
   await expect(createLockProvider('memory:', { adapter: { prefix: 'x' } })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
   await expect(createLockProvider('memory:?prefix=x')).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+});
+
+test('createMemoryProvider: an unknown option is rejected; the provider-level ones are honoured', async () => {
+  expect(() => createMemoryProvider({ pollIntervalMs: 10 } as never)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/not a memory option/) }));
+  const logger = { warn: () => undefined };
+  const provider = createMemoryProvider({ store: new MemoryStore(), owner: 'me', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger });
+  try {
+    expect(provider.owner).toBe('me');
+    await expect(provider.tryAcquire('k', { ttlMs: 1 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+  } finally {
+    await provider.close();
+  }
 });
 
 test('provider-level options reach the provider: a bad callTimeoutMs is rejected', async () => {
