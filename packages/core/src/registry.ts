@@ -73,11 +73,23 @@ export async function createLockProvider(
   options: CreateLockProviderOptions = {},
 ): Promise<LockProvider> {
   if (url === undefined) throw new InvalidArgumentError('url', MISSING_URL_HELP);
+  checkOptionNames(options);
   const text = urlText(url);
   const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(text)?.[1]?.toLowerCase();
   if (!scheme) throw new InvalidArgumentError('url', `"${redactUrl(text)}" is not a URL (expected e.g. redis://host:6379 or memory:)`);
   const adapter = options.adapters?.[scheme] ?? registered.get(scheme) ?? (await importAdapter(scheme));
   return adapter.createProviderFromUrl(text, options);
+}
+
+const OPTION_NAMES = new Set(['owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', 'adapter', 'adapters']);
+
+/** A misspelled or misplaced option must not be dropped silently. */
+function checkOptionNames(options: CreateLockProviderOptions): void {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError('options', `unknown option ${unknown.join(', ')}; backend settings go in options.adapter (see docs/options.md)`);
+  }
 }
 
 async function importAdapter(scheme: string): Promise<AdapterModule> {

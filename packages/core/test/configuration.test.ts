@@ -52,6 +52,14 @@ describe('adapters passed explicitly', () => {
   });
 });
 
+describe('option names', () => {
+  test('an unknown top-level option of createLockProvider is rejected, pointing at options.adapter', async () => {
+    const error = await createLockProvider('memory:', { prefix: 'x' } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(String((error as Error).message)).toMatch(/options\.adapter/);
+  });
+});
+
 describe('one adapter registry per process', () => {
   test('an adapter registered through the CommonJS copy of core is seen by the ESM copy', async () => {
     const { createRequire } = await import('node:module');
