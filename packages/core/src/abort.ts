@@ -30,3 +30,33 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): { con
   }
   return { controller, dispose: () => detachers.forEach((detach) => detach()) };
 }
+
+/**
+ * Settles like `work`, or rejects as soon as `signal` aborts (with `toError(signal.reason)`). The
+ * work itself goes on (a request already sent cannot be taken back); its outcome is then ignored,
+ * so whoever abandons a grant this way must free it once `work` has settled.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, toError: (reason: unknown) => unknown = (reason) => reason): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(toError(signal.reason));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      work.catch(() => undefined);
+      reject(toError(signal.reason));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -2,7 +2,7 @@
 export type { CallContext, Grant, GrantRequest, LockBackend, WaitOptions } from './backend.js';
 export { createProvider, providerOptions } from './provider.js';
 export type { ProviderOptions } from './provider.js';
-export { sleep, linkedController } from './abort.js';
+export { sleep, linkedController, untilAborted } from './abort.js';
 export { TimerHeap } from './timer-heap.js';
 export type { ScheduledTask } from './timer-heap.js';
 export { toBackendError } from './wrap-backend-error.js';

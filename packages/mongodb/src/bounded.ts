@@ -1,3 +1,5 @@
+import { untilAborted } from '@holdfast/core/backend';
+
 /** What bounds one catalog command: the caller's signal (absent for the pinger's own work). */
 export interface Bound {
   readonly signal?: AbortSignal | undefined;
@@ -9,32 +11,13 @@ export interface Bound {
  * way frees it once `work` has settled).
  */
 export function bounded<T>(bound: Bound, work: Promise<T>): Promise<T> {
-  const { signal } = bound;
-  if (!signal) return work;
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+  return untilAborted(work, bound.signal, abortReason);
 }
 
 export function throwIfAborted(bound: Bound): void {
-  if (bound.signal?.aborted) throw abortReason(bound.signal);
+  if (bound.signal?.aborted) throw abortReason(bound.signal.reason);
 }
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new Error('aborted');
+function abortReason(reason: unknown): unknown {
+  return reason ?? new Error('aborted');
 }

@@ -1,4 +1,5 @@
 import { BackendError } from '@holdfast/core';
+import { untilAborted as raceAbort } from '@holdfast/core/backend';
 
 /** The error a call gets when its signal aborts first; the signal's reason is the cause. */
 export function abandoned(what: string, signal: AbortSignal): BackendError {
@@ -6,30 +7,7 @@ export function abandoned(what: string, signal: AbortSignal): BackendError {
   return new BackendError('redis', `${what}: gave up waiting for the server (${reason})`, signal.reason);
 }
 
-/**
- * Settles like `work`, or rejects as soon as `signal` aborts. The work itself goes on (a command
- * already sent cannot be taken back); its outcome is then ignored.
- */
+/** Core's untilAborted, failing with a Redis BackendError that says what was abandoned. */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(abandoned(what, signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      work.catch(() => undefined);
-      reject(abandoned(what, signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+  return raceAbort(work, signal, () => abandoned(what, signal));
 }
