@@ -202,15 +202,24 @@ class CoreLockProvider implements LockProvider {
     const grant = await this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
       signal,
       deadline,
-      onAbandoned: (late) => this.releaseAbandoned(attempt.request, late),
+      onAbandoned: (late) => this.abandon(attempt, late),
     });
     if (grant && Date.now() >= safetyDeadline(leaseStartOf(attempt, grant), attempt.request.ttlMs)) {
       // The process or the network stalled between request and reply for longer than the lease:
       // the lock may already be someone else's. Never hand it out; a waiting acquire tries again.
-      this.releaseAbandoned(attempt.request, Promise.resolve());
+      this.abandon(attempt, Promise.resolve());
       throw new BackendError(this.backend, 'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released');
     }
     return grant;
+  }
+
+  /**
+   * Gives up a grant attempt: its grant, if it lands, is released once the call settles. The next
+   * attempt gets a new lockId, so that this late release (owner-checked by lockId) can never free it.
+   */
+  private abandon(attempt: Attempt, late: Promise<unknown>): void {
+    this.releaseAbandoned(attempt.request, late);
+    attempt.request = { ...attempt.request, lockId: newLockId() };
   }
 
   private releaseAbandoned(request: GrantRequest, late: Promise<unknown>): void {
@@ -372,7 +381,8 @@ interface Attempt {
   readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
-  readonly request: GrantRequest;
+  /** Replaced (new lockId) after an abandoned attempt; see abandon(). */
+  request: GrantRequest;
 }
 
 /**

@@ -78,6 +78,22 @@ describe('every backend call is bounded', () => {
     await provider.close();
   });
 
+  test("the late release of an abandoned attempt never frees the waiting acquire's next grant", async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 100 });
+    backend.behaviour.tryGrant = 'hang';
+    const waiting = provider.acquire('k', { waitMs: 3000 });
+    await expect.poll(() => backend.aborts.length, { timeout: 1000, interval: 5 }).toBe(1);
+    backend.behaviour.tryGrant = 'normal';
+    const lock = await waiting;
+    const holder = backend.holders.get('k');
+    backend.heldBack[0]!();
+    await expect.poll(() => backend.releases.length, { timeout: 1000, interval: 5, message: 'the abandoned attempt was not released' }).toBe(1);
+    expect(backend.releases[0], 'the abandoned attempt and the grant shared a lockId').not.toBe(holder);
+    expect(backend.holders.get('k'), "the late release freed the new holder's grant").toBe(holder);
+    expect(await lock.isHeld()).toBe(true);
+    await provider.close();
+  });
+
   test('a waiting acquire retries backend failures until it gets the lock', async () => {
     const { backend, provider } = setup();
     backend.behaviour.tryGrant = 'fail';
