@@ -123,6 +123,8 @@ export class HeldLock implements Lock, ScheduledTask {
     } catch (error) {
       publish(CHANNELS.release, () => this.event({ heldMs, confirmed: false, error }));
       this.context.logger?.warn(this.event({ error }), `holdfast: release of lock "${this.key}" was not confirmed`);
+      // A session or heartbeat may keep the record alive: keep trying to free it once the server answers.
+      this.context.letGo(this.key, this.lockId, this.ttlMs);
       this.controller.abort(new LockLostError(this.key, 'its release was not confirmed by the backend', error));
       throw error;
     }

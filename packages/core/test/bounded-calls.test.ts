@@ -154,6 +154,20 @@ describe('a lost grant is let go of on the server', () => {
   });
 });
 
+describe('an unconfirmed release is retried', () => {
+  test('a release the backend refused is retried in the background until it answers', async () => {
+    const { backend, provider } = setup();
+    const lock = await provider.acquire('k');
+    backend.behaviour.release = 'fail';
+    await expect(lock.release()).rejects.toBeInstanceOf(BackendError);
+    backend.behaviour.release = 'normal';
+    await expect
+      .poll(() => backend.holders.has('k'), { timeout: 2000, interval: 10, message: 'the record of an unconfirmed release was never freed' })
+      .toBe(false);
+    await provider.close();
+  });
+});
+
 describe('close() is bounded', () => {
   test('with a backend that never answers, close() returns within closeTimeoutMs and the holder is told it lost the lock', async () => {
     const { backend, provider } = setup({ closeTimeoutMs: 300 });
