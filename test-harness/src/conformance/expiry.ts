@@ -76,12 +76,13 @@ export function expiryCases(cases: CaseFactory): void {
     const key = c.key();
     const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
     const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
-    for (let i = 0; i < 3; i++) {
-      // Inherent: each extend comes half a lease after the last, so only the extends keep the lock.
-      await delay(ttlMs / 2);
+    for (let i = 0; i < 5; i++) {
+      // Inherent: each extend comes a third of a lease after the last (leaving a slow server most of
+      // the lease to answer), so only the extends keep the lock.
+      await delay(ttlMs / 3);
       await c.within(`extend #${i + 1} answers`, lock!.extend());
     }
-    // 1.5 TTLs have passed since the grant: only the extends can explain it still being held.
+    // 1.67 TTLs have passed since the grant: only the extends can explain it still being held.
     expect(await c.within('tryAcquire answers', b.tryAcquire(key)), 'chained extends did not keep the lock').toBeNull();
     expect(await c.within('isHeld answers', lock!.isHeld()), 'chained extends did not keep the lock').toBe(true);
     expect(lock!.expiresAt?.getTime(), 'after extends the handle\'s expiry is not in the future').toBeGreaterThan(Date.now());
