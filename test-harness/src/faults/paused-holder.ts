@@ -5,26 +5,10 @@
  * stops (SIGSTOP) and resumes (SIGCONT) this process, and kills it at the end.
  */
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
-import { createLockProvider, type LockProvider } from '@holdfast/core';
+import { childProvider, childSpec } from '../child-provider.js';
 
-interface ChildSpec {
-  url?: string;
-  module?: string;
-  key: string;
-  ttlMs: number;
-}
-
-const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
-let provider: LockProvider;
-if (spec.url) {
-  provider = await createLockProvider(spec.url);
-} else if (spec.module) {
-  const imported = (await import(pathToFileURL(spec.module).href)) as { createProvider(): Promise<LockProvider> | LockProvider };
-  provider = await imported.createProvider();
-} else {
-  throw new Error('paused-holder needs a url or a module');
-}
+const spec = childSpec();
+const provider = await childProvider(spec, 'paused-holder');
 const lock = await provider.acquire(spec.key, { ttlMs: spec.ttlMs, waitMs: 30_000, reason: 'conformance paused-holder case' });
 lock.signal.addEventListener('abort', () => {
   const reason = lock.signal.reason as { code?: string } | undefined;
