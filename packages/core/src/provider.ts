@@ -224,12 +224,18 @@ class CoreLockProvider implements LockProvider {
 
   private releaseAbandoned(request: GrantRequest, late: Promise<unknown>): void {
     // Released whether the late call succeeded or failed: a write can land although its reply was lost.
-    const cleanup = late
-      .catch(() => undefined)
-      .then(() => this.caller.run('release', (call) => this.backendImpl.release(request.key, request.lockId, call)))
-      .catch(() => undefined)
-      .finally(() => this.cleanups.delete(cleanup));
-    this.cleanups.add(cleanup);
+    this.inBackground(late.catch(() => undefined).then(() => this.releaseQuietly(request)));
+  }
+
+  /** Releases a grant no handle owns (owner-checked by lockId); a failure is no one's to report. */
+  private releaseQuietly(request: GrantRequest): Promise<unknown> {
+    return this.caller.run('release', (call) => this.backendImpl.release(request.key, request.lockId, call)).catch(() => undefined);
+  }
+
+  /** Clean-up work nobody awaits; close() waits for it, within its bound. */
+  private inBackground(work: Promise<unknown>): void {
+    const tracked = work.finally(() => this.cleanups.delete(tracked));
+    this.cleanups.add(tracked);
   }
 
   /**
@@ -239,17 +245,18 @@ class CoreLockProvider implements LockProvider {
    */
   private letGo(key: string, lockId: string, ttlMs: number): void {
     const giveUpAt = Date.now() + 2 * Math.max(ttlMs, MIN_LET_GO_WINDOW_MS);
-    const cleanup = (async () => {
-      for (let pause = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; pause = Math.min(2 * pause, 2000)) {
-        try {
-          await this.caller.run('release', (call) => this.backendImpl.release(key, lockId, call));
-          return;
-        } catch {
-          await quietPause(pause, this.closing.signal);
+    this.inBackground(
+      (async () => {
+        for (let pause = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; pause = Math.min(2 * pause, 2000)) {
+          try {
+            await this.caller.run('release', (call) => this.backendImpl.release(key, lockId, call));
+            return;
+          } catch {
+            await quietPause(pause, this.closing.signal);
+          }
         }
-      }
-    })().finally(() => this.cleanups.delete(cleanup));
-    this.cleanups.add(cleanup);
+      })(),
+    );
   }
 
   private async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<Grant> {
@@ -318,9 +325,7 @@ class CoreLockProvider implements LockProvider {
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */
   private async unlessAborted(attempt: Attempt, grant: Grant, signal: AbortSignal): Promise<Grant> {
     if (!signal.aborted) return grant;
-    await this.caller
-      .run('release', (call) => this.backendImpl.release(attempt.request.key, attempt.request.lockId, call))
-      .catch(() => undefined);
+    await this.releaseQuietly(attempt.request);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 
@@ -349,9 +354,7 @@ class CoreLockProvider implements LockProvider {
 
   private async adopt(attempt: Attempt, grant: Grant): Promise<Lock> {
     if (this.closed) {
-      await this.caller
-        .run('release', (call) => this.backendImpl.release(attempt.request.key, attempt.request.lockId, call))
-        .catch(() => undefined);
+      await this.releaseQuietly(attempt.request);
       throw new ProviderClosedError(this.backend);
     }
     const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt, grant));
