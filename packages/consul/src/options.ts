@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Logger } from '@holdfast/core';
+// Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
+import { DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 
-/** Core's default per-call bound; the adapter's background calls (renewals, clean-ups) use it too. */
-const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
 const MAX_LOCK_DELAY_MS = 60_000;
 

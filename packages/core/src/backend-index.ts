@@ -7,3 +7,4 @@ export { TimerHeap } from './timer-heap.js';
 export type { ScheduledTask } from './timer-heap.js';
 export { toBackendError } from './wrap-backend-error.js';
 export { validateTtl } from './validation.js';
+export { DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';

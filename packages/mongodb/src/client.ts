@@ -1,8 +1,6 @@
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { InvalidArgumentError } from '@holdfast/core';
 
-/** Core's default per-call timeout, which also bounds the driver unless told otherwise. */
-export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
 /** Driver timeouts that keep a hung or unreachable server from holding anything longer than a call may take. */
 const BOUNDED_BY_CALL = ['serverSelectionTimeoutMS', 'connectTimeoutMS', 'socketTimeoutMS'] as const;

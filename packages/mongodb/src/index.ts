@@ -1,7 +1,8 @@
 import type { MongoClient, MongoClientOptions } from 'mongodb';
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
-import { createProvider, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
-import { createClient, DEFAULT_CALL_TIMEOUT_MS } from './client.js';
+// Core's default per-call timeout also bounds the driver unless the URL says otherwise.
+import { createProvider, DEFAULT_CALL_TIMEOUT_MS, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
+import { createClient } from './client.js';
 import { MongoBackend } from './mongo-backend.js';
 import { InvalidArgumentError } from '@holdfast/core';
 import { type DistLockSettings, parseMongoUrl, RENAMED_OPTIONS, resolveSettings } from './options.js';
