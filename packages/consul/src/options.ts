@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Logger } from '@holdfast/core';
 // Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
-import { DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
+import { checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
@@ -56,11 +56,7 @@ const RENAMED: Readonly<Record<string, string>> = { address: 'url' };
 
 /** InvalidArgumentError for an old or unknown option name. */
 export function checkOptionNames(names: readonly string[], known: readonly string[], where = ''): void {
-  for (const name of names) {
-    const renamed = RENAMED[name];
-    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
-    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `unknown Consul option (known: ${known.join(', ')}; docs/options.md)`);
-  }
+  checkNames(names, { backend: 'Consul', known, renamed: RENAMED, where });
 }
 
 /** Checks every option (InvalidArgumentError on the first bad one) before anything talks to Consul. */

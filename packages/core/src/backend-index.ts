@@ -8,3 +8,5 @@ export type { ScheduledTask } from './timer-heap.js';
 export { toBackendError } from './wrap-backend-error.js';
 export { validateTtl } from './validation.js';
 export { DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
+export { checkOptionNames } from './option-names.js';
+export type { OptionNames } from './option-names.js';

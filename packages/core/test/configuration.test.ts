@@ -165,3 +165,14 @@ describe('withLock', () => {
     await provider.close();
   });
 });
+
+describe('checkOptionNames (for adapters)', () => {
+  test('an old name is refused with its new name; an unknown one lists the known names', async () => {
+    const { checkOptionNames } = await import('../src/backend-index.js');
+    const names = { backend: 'Example', known: ['url', 'pollIntervalMs'], renamed: { safetyPollMs: 'pollIntervalMs' }, where: 'adapter.' };
+    expect(() => checkOptionNames(['url'], names)).not.toThrow();
+    expect(() => checkOptionNames(['safetyPollMs'], names)).toThrow(/safetyPollMs was renamed pollIntervalMs/);
+    expect(() => checkOptionNames(['prefix'], names)).toThrow(/not a Example option; expected one of url, pollIntervalMs/);
+    expect(() => checkOptionNames(['prefix'], names)).toThrow(InvalidArgumentError);
+  });
+});

@@ -1,7 +1,7 @@
 import type { MongoClient, MongoClientOptions } from 'mongodb';
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 // Core's default per-call timeout also bounds the driver unless the URL says otherwise.
-import { createProvider, DEFAULT_CALL_TIMEOUT_MS, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
+import { checkOptionNames, createProvider, DEFAULT_CALL_TIMEOUT_MS, type ProviderOptions, providerOptions } from '@holdfast/core/backend';
 import { createClient } from './client.js';
 import { MongoBackend } from './mongo-backend.js';
 import { InvalidArgumentError } from '@holdfast/core';
@@ -62,11 +62,7 @@ const ADAPTER_OPTIONS = [
 const PROVIDER_OPTIONS: readonly string[] = ['url', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', ...ADAPTER_OPTIONS];
 
 function checkNames(names: readonly string[], known: readonly string[], where: string): void {
-  for (const name of names) {
-    const renamed = RENAMED_OPTIONS[name];
-    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
-    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `not a MongoDB option; expected one of ${known.join(', ')} (docs/options.md)`);
-  }
+  checkOptionNames(names, { backend: 'MongoDB', known, renamed: RENAMED_OPTIONS, where });
 }
 
 export function createMongoProvider(options: MongoProviderOptions): MongoLockProvider {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Logger } from '@holdfast/core';
+import { checkOptionNames } from '@holdfast/core/backend';
 import type { RedisOptions } from 'ioredis';
 
 export interface RedisProviderOptions {
@@ -42,11 +43,7 @@ const PROVIDER_OPTIONS = ['url', 'nodes', 'owner', 'callTimeoutMs', 'closeTimeou
 const RENAMED: Readonly<Record<string, string>> = { safetyPollMs: 'pollIntervalMs' };
 
 function checkNames(names: readonly string[], known: readonly string[], where: string): void {
-  for (const name of names) {
-    const renamed = RENAMED[name];
-    if (renamed !== undefined) throw new InvalidArgumentError(where + name, `${name} was renamed ${renamed}`);
-    if (!known.includes(name)) throw new InvalidArgumentError(where + name, `not a Redis option; expected one of ${known.join(', ')} (docs/options.md)`);
-  }
+  checkOptionNames(names, { backend: 'Redis', known, renamed: RENAMED, where });
 }
 
 type AdapterOptions = Pick<RedisProviderOptions, (typeof ADAPTER_OPTIONS)[number]>;
