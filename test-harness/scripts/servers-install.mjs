@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Installs the real servers the tests run against when no container runtime and no URLs are given:
-// Consul and FerretDB built from their Go modules into a per-version cache dir, Redis from Debian.
-// Usage: node test-harness/scripts/servers-install.mjs [consul] [ferretdb] [redis]   (default: all)
+// Consul and FerretDB built from their Go modules into a per-version cache dir, Redis, PostgreSQL and
+// MariaDB from Debian.
+// Usage: node test-harness/scripts/servers-install.mjs [consul] [ferretdb] [redis] [postgres] [mysql]   (default: all)
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -134,10 +135,24 @@ async function buildGo(name, spec) {
   }
 }
 
+/** Where Debian may put the binary: PATH, the sbin dirs (mariadbd), /usr/lib/postgresql/<major>/bin (initdb). */
+function findAptBinary(binary) {
+  const pg = '/usr/lib/postgresql';
+  const pgBins = existsSync(pg) ? readdirSync(pg).filter((d) => /^\d+$/.test(d)).map((d) => join(pg, d, 'bin')) : [];
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin', ...pgBins];
+  return dirs.map((d) => join(d, binary)).find((p) => existsSync(p)) ?? null;
+}
+
+function aptVersion(binary) {
+  const path = findAptBinary(binary);
+  const res = path ? spawnSync(path, ['--version'], { encoding: 'utf8' }) : null;
+  return res && !res.error && res.status === 0 ? res.stdout.trim() : null;
+}
+
 async function installApt(name, spec) {
-  const found = spawnSync(spec.binary, ['--version'], { encoding: 'utf8' });
-  if (!found.error && found.status === 0) {
-    log(name, `present: ${found.stdout.trim()}`);
+  const present = aptVersion(spec.binary);
+  if (present) {
+    log(name, `present: ${present}`);
     return;
   }
   const isRoot = process.getuid?.() === 0;
@@ -151,12 +166,21 @@ async function installApt(name, spec) {
   log(name, `${spec.binary} not found; apt-get install -y ${spec.package}`);
   await apt(['update']);
   await apt(['install', '-y', '--no-install-recommends', spec.package]);
-  // Debian starts a system redis on 6379; tests never use it, they start their own on free ports.
-  log(name, `installed ${spawnSync(spec.binary, ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
+  // Debian starts a system server (redis 6379, postgres 5432, mariadb 3306); tests never use it, they
+  // start their own on free ports.
+  const installed = aptVersion(spec.binary);
+  if (!installed) throw new StepError(`${name}/apt-install`, `${spec.package} is installed but ${spec.binary} is still not found`);
+  log(name, `installed ${installed}`);
 }
 
-const all = { consul: () => buildGo('consul', versions.go.consul), ferretdb: () => buildGo('ferretdb', versions.go.ferretdb), redis: () => installApt('redis', versions.apt.redis) };
-const names = process.argv.slice(2).length ? process.argv.slice(2) : ['redis', 'ferretdb', 'consul'];
+const all = {
+  consul: () => buildGo('consul', versions.go.consul),
+  ferretdb: () => buildGo('ferretdb', versions.go.ferretdb),
+  redis: () => installApt('redis', versions.apt.redis),
+  postgres: () => installApt('postgres', versions.apt.postgres),
+  mysql: () => installApt('mysql', versions.apt.mysql),
+};
+const names = process.argv.slice(2).length ? process.argv.slice(2) : ['redis', 'postgres', 'mysql', 'ferretdb', 'consul'];
 for (const n of names) {
   if (!all[n]) {
     console.error(`[servers:install] unknown server "${n}"; known: ${Object.keys(all).join(', ')}`);

@@ -77,6 +77,27 @@ async function consul(): Promise<StartedContainerBackend> {
   return started(c, `consul://${c.getHost()}:${c.getMappedPort(8500)}`);
 }
 
+/** The official image runs a throwaway server for its init scripts first, hence the second "ready". */
+async function postgres(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
+  const c = await new GenericContainer(serverVersions().containers.postgres)
+    .withExposedPorts(5432)
+    .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+    .withWaitStrategy(Wait.forAll([Wait.forLogMessage(/database system is ready to accept connections/, 2), Wait.forListeningPorts()]))
+    .start();
+  return started(c, `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`);
+}
+
+async function mysql(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
+  const c = await new GenericContainer(serverVersions().containers.mysql)
+    .withExposedPorts(3306)
+    .withEnvironment({ MARIADB_ALLOW_EMPTY_ROOT_PASSWORD: '1', MARIADB_DATABASE: 'holdfast' })
+    .withWaitStrategy(Wait.forAll([Wait.forLogMessage(/ready for connections/, 2), Wait.forListeningPorts()]))
+    .start();
+  return started(c, `mysql://root@${c.getHost()}:${c.getMappedPort(3306)}/holdfast`);
+}
+
 export function startContainer(kind: BackendKind): Promise<StartedContainerBackend> {
-  return { redis, mongodb, consul }[kind]();
+  return { redis, mongodb, consul, postgres, mysql }[kind]();
 }

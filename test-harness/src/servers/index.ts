@@ -1,11 +1,13 @@
-export type { BackendKind, ResolvedBackend } from './types.js';
+export type { BackendKind, LocalDatabase, ResolvedBackend } from './types.js';
 export { BACKEND_KINDS } from './types.js';
 export { resolveBackend, URL_ENV } from './resolve.js';
 export { requiredBackends, isRequired } from './require.js';
-export { consulBinary, ferretdbBinary, redisServerBinary, serversCacheDir } from './binaries.js';
+export { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary, serversCacheDir } from './binaries.js';
 export { containerRuntimeUnavailable } from './containers.js';
 export { startRedis, startRedisSet, type RedisSet } from './redis.js';
 export { startConsulDev, startConsulCluster, type ConsulCluster } from './consul.js';
 export { startFerretdb } from './ferretdb.js';
+export { startPostgres } from './postgres.js';
+export { startMariadb } from './mariadb.js';
 export { freePort, freePorts } from './ports.js';
 export { serverVersions } from './versions.js';

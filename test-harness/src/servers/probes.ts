@@ -61,3 +61,46 @@ export async function consulLeader(httpUrl: string): Promise<string> {
   if (!res.ok) throw new Error(`GET /v1/status/leader: HTTP ${res.status}`);
   return (await res.json()) as string;
 }
+
+/** Whole PostgreSQL backend messages (type byte, int32 length including itself, body) in `buf`. */
+function pgMessageTypes(buf: Buffer): { types: string[]; complete: boolean } {
+  const types: string[] = [];
+  let at = 0;
+  while (at + 5 <= buf.length) {
+    const end = at + 1 + buf.readInt32BE(at + 1);
+    if (end > buf.length) return { types, complete: false };
+    types.push(String.fromCharCode(buf[at]!));
+    at = end;
+  }
+  return { types, complete: at === buf.length };
+}
+
+/**
+ * A PostgreSQL startup (protocol 3.0) as `user` on `database`, without a driver: true once the
+ * server says ReadyForQuery, false on an error (such as "the database system is starting up").
+ * Needs trust authentication, which the harness's own servers use.
+ */
+export async function postgresReady(host: string, port: number, user: string, database: string): Promise<boolean> {
+  const params = Buffer.from(`user\0${user}\0database\0${database}\0\0`);
+  const startup = Buffer.concat([int32BE(8 + params.length), int32BE(196608), params]);
+  const done = (r: Buffer): boolean => {
+    const { types, complete } = pgMessageTypes(r);
+    return complete && (types.includes('Z') || types.includes('E'));
+  };
+  const reply = await exchange(host, port, startup, done);
+  return pgMessageTypes(reply).types.includes('Z');
+}
+
+function int32BE(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+}
+
+/** The MySQL/MariaDB server greeting: true for a protocol-10 handshake, false for an error packet. */
+export async function mysqlGreeting(host: string, port: number): Promise<boolean> {
+  const whole = (r: Buffer): boolean => r.length >= 4 && r.length >= 4 + r.readUIntLE(0, 3);
+  // The server speaks first: send nothing, read its first packet.
+  const reply = await exchange(host, port, Buffer.alloc(0), whole);
+  return reply[4] === 0x0a;
+}

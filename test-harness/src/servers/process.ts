@@ -10,14 +10,23 @@ export interface ManagedProcess {
   readonly done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last lines the process wrote (stdout and stderr), for error messages. */
   outputTail(lines?: number): string;
-  /** SIGTERM, then SIGKILL after graceMs. Resolves when the process is gone. */
+  /** The stop signal (SIGTERM by default), then SIGKILL after graceMs. Resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
   /** SIGKILL: a crash, as seen by peers. */
   kill(): Promise<void>;
 }
 
-export function spawnServer(name: string, command: string, args: string[], opts: { cwd?: string } = {}): ManagedProcess {
-  const child = spawn(command, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface SpawnOptions {
+  cwd?: string;
+  /** Run as this user (needs root): PostgreSQL refuses to run as root. */
+  uid?: number;
+  gid?: number;
+  /** The signal stop() sends first; SIGTERM unless the server shuts down faster on another. */
+  stopSignal?: NodeJS.Signals;
+}
+
+export function spawnServer(name: string, command: string, args: string[], opts: SpawnOptions = {}): ManagedProcess {
+  const child = spawn(command, args, { cwd: opts.cwd, uid: opts.uid, gid: opts.gid, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const take = (chunk: Buffer): void => {
     output += chunk.toString();
@@ -54,7 +63,16 @@ export function spawnServer(name: string, command: string, args: string[], opts:
     exited: () => hasExited,
     done,
     outputTail: (lines = 30) => output.trim().split('\n').slice(-lines).join('\n'),
-    stop: (graceMs = 5000) => signalAndWait('SIGTERM', graceMs),
+    stop: (graceMs = 5000) => signalAndWait(opts.stopSignal ?? 'SIGTERM', graceMs),
     kill: () => signalAndWait('SIGKILL', 5000),
   };
+}
+
+/** Runs a setup command (initdb, mariadb-install-db) to the end; rejects with its output unless it exits 0. */
+export async function runToCompletion(name: string, command: string, args: string[], opts: SpawnOptions = {}, timeoutMs = 60_000): Promise<void> {
+  const proc = spawnServer(name, command, args, opts);
+  const timer = setTimeout(() => void proc.kill(), timeoutMs);
+  const { code, signal } = await proc.done;
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`${name} exited with ${code ?? signal}:\n${proc.outputTail()}`);
 }

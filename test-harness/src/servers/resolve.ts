@@ -1,8 +1,10 @@
 import { serverVersions } from './versions.js';
 import { containerRuntimeUnavailable, startContainer } from './containers.js';
-import { consulBinary, ferretdbBinary, redisServerBinary } from './binaries.js';
+import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
 import { startConsulDev } from './consul.js';
 import { startFerretdb } from './ferretdb.js';
+import { startMariadb } from './mariadb.js';
+import { startPostgres } from './postgres.js';
 import { startRedis } from './redis.js';
 import { isRequired } from './require.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
@@ -11,12 +13,16 @@ export const URL_ENV: Record<BackendKind, string> = {
   redis: 'HOLDFAST_TEST_REDIS_URL',
   mongodb: 'HOLDFAST_TEST_MONGODB_URL',
   consul: 'HOLDFAST_TEST_CONSUL_URL',
+  postgres: 'HOLDFAST_TEST_POSTGRES_URL',
+  mysql: 'HOLDFAST_TEST_MYSQL_URL',
 };
 
 const URL_EXAMPLE: Record<BackendKind, string> = {
   redis: 'redis://127.0.0.1:6379',
   mongodb: 'mongodb://127.0.0.1:27017/holdfast',
   consul: 'consul://127.0.0.1:8500',
+  postgres: 'postgres://user:password@127.0.0.1:5433/holdfast_test',
+  mysql: 'mysql://user:password@127.0.0.1:3307/holdfast_test',
 };
 
 interface LocalRecipe {
@@ -39,6 +45,18 @@ const LOCAL: Record<BackendKind, LocalRecipe> = {
     missing: 'no consul binary in the servers cache or on PATH',
     start: startConsulDev,
     describe: (bin) => `local consul agent -dev (${bin})`,
+  },
+  postgres: {
+    binary: postgresBinDir,
+    missing: 'no PostgreSQL binaries (/usr/lib/postgresql/<major>/bin or initdb on PATH)',
+    start: startPostgres,
+    describe: (bin) => `local postgres of our own (${bin})`,
+  },
+  mysql: {
+    binary: async () => (await mariadbBinaries())?.server ?? null,
+    missing: 'no mariadbd / mariadb-install-db',
+    start: startMariadb,
+    describe: (bin) => `local mariadbd of our own (${bin})`,
   },
 };
 

@@ -11,8 +11,15 @@ export interface GoServerSpec {
 
 export interface ServerVersions {
   go: { consul: GoServerSpec; ferretdb: GoServerSpec };
-  apt: { redis: { package: string; binary: string } };
-  containers: { redis: string; mongodb: string; consul: string };
+  apt: { redis: AptServerSpec; postgres: AptServerSpec; mysql: AptServerSpec };
+  containers: { redis: string; mongodb: string; consul: string; postgres: string; mysql: string };
+}
+
+export interface AptServerSpec {
+  /** The Debian package that provides it. */
+  package: string;
+  /** The binary whose presence means it is installed. */
+  binary: string;
 }
 
 let cached: ServerVersions | undefined;

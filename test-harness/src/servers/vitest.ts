@@ -1,5 +1,5 @@
 import { afterAll } from 'vitest';
-import { consulBinary, ferretdbBinary, redisServerBinary } from './binaries.js';
+import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
 import { resolveBackend } from './resolve.js';
 import { isRequired } from './require.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
@@ -39,12 +39,14 @@ const LOCAL_BINARIES = {
   'redis-server': { kind: 'redis', find: redisServerBinary, fix: 'apt-get install redis-server (or `npm run servers:install`)' },
   consul: { kind: 'consul', find: consulBinary, fix: 'run `npm run servers:install`' },
   ferretdb: { kind: 'mongodb', find: ferretdbBinary, fix: 'run `npm run servers:install`' },
+  postgres: { kind: 'postgres', find: postgresBinDir, fix: 'apt-get install postgresql (or `npm run servers:install`)' },
+  mariadbd: { kind: 'mysql', find: mariadbBinaries, fix: 'apt-get install mariadb-server (or `npm run servers:install`)' },
 } as const;
 
 /**
- * For tests that start their own local servers (startRedisSet, startConsulCluster, interop with the
- * consul CLI): null when the binary is there, else the skip reason (printed). Throws when
- * HOLDFAST_REQUIRE_BACKENDS requires the matching backend.
+ * For tests that start their own local servers (startRedisSet, startConsulCluster, startPostgres and
+ * startMariadb to crash and restart them, interop with the consul CLI): null when the binary is there,
+ * else the skip reason (printed). Throws when HOLDFAST_REQUIRE_BACKENDS requires the matching backend.
  */
 export async function needLocalBinary(name: keyof typeof LOCAL_BINARIES): Promise<string | null> {
   const spec = LOCAL_BINARIES[name];

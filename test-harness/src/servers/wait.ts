@@ -43,3 +43,14 @@ export async function pollUntil(what: string, check: () => Promise<boolean>, tim
     await sleep(100);
   }
 }
+
+/** waitUntilReady, stopping the process when it never gets ready; resolves with the process. */
+export async function readyOrStopped(proc: ManagedProcess, what: string, ready: () => Promise<boolean>, timeoutMs: number): Promise<ManagedProcess> {
+  try {
+    await waitUntilReady(proc, what, ready, timeoutMs);
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return proc;
+}

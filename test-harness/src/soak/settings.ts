@@ -38,6 +38,8 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
     keys: 8,
     urlOptions: 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastPollInterval=250ms',
   },
+  postgres: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
+  mysql: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
 };
 
 const USAGE = 'usage: npm run soak -- <redis|consul|mongodb|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
