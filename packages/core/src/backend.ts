@@ -3,7 +3,7 @@ import type { Capabilities, LockInfo } from './types.js';
 /** One grant attempt, as core hands it to an adapter. All fields are validated. */
 export interface GrantRequest {
   readonly key: string;
-  /** Unique per acquisition; the adapter's ownership proof (Redis value, Mongo ts, ...). */
+  /** Unique per attempt; the adapter's ownership proof (Redis value, Mongo ts, ...). */
   readonly lockId: string;
   readonly owner: string;
   readonly reason: string | undefined;
@@ -17,21 +17,46 @@ export interface GrantRequest {
   readonly onLost: (detail: string, cause?: unknown) => void;
 }
 
-export interface Grant {
-  readonly token: bigint;
-  readonly acquiredAt: Date;
-  readonly expiresAt: Date | null;
-}
-
 /**
  * Bounds one backend call. `signal` aborts at the caller's deadline, on the caller's own abort, at the
  * provider's per-call timeout (`callTimeoutMs`) or when close() runs out of time. Adapters pass it to
  * their I/O so a hung server or a stalled write cannot hold the caller; core also stops waiting for
- * the call at that moment whatever the adapter does, and releases a grant that arrives late.
+ * the call at that moment whatever the adapter does, and undoes a grant that arrives late.
  */
 export interface CallContext {
   readonly signal: AbortSignal;
 }
+
+/** The answer to an extension: still held (with the new expiry, null = none), or no longer held. */
+export type Extension = { readonly held: true; readonly expiresAt: Date | null } | { readonly held: false };
+
+/**
+ * A grant the backend made. It carries whatever the adapter needs to keep, check and free it (a
+ * session, a ModifyIndex, an ObjectId); core never looks inside.
+ */
+export interface BackendGrant {
+  readonly token: bigint;
+  readonly acquiredAt: Date;
+  /** The backend's lease end, or null when the grant has none (held while a session lives). */
+  readonly expiresAt: Date | null;
+  extend(ttlMs: number, call: CallContext): Promise<Extension>;
+  /** Frees the grant if it is still this one; true if it was. Never frees another holder. */
+  release(call: CallContext): Promise<boolean>;
+  isHeld(call: CallContext): Promise<boolean>;
+}
+
+/** "Busy", with whatever the adapter learned that helps the wait (an index to block on, a retry-after, ...). */
+export interface Busy<Wake = unknown> {
+  readonly granted: false;
+  readonly wake: Wake | undefined;
+}
+
+export interface Granted {
+  readonly granted: true;
+  readonly grant: BackendGrant;
+}
+
+export type GrantOutcome<Wake = unknown> = Granted | Busy<Wake>;
 
 export interface WaitOptions {
   readonly signal: AbortSignal;
@@ -42,28 +67,31 @@ export interface WaitOptions {
 /**
  * The adapter side of the contract: small primitives. Core builds the user-facing LockProvider
  * from them (validation, waiting, renewal, handles, signals, close), so every adapter shares them.
+ * `Wake` is the adapter's own wait hint, passed from a busy answer to the wait that follows it.
  */
-export interface LockBackend {
+export interface LockBackend<Wake = unknown> {
   readonly name: string;
   readonly capabilities: Capabilities;
-  /** One attempt. Null = busy. Throws LockConflictError for a key used otherwise, BackendError on failure. */
-  tryGrant(request: GrantRequest, call: CallContext): Promise<Grant | null>;
+  /** One attempt. Throws LockConflictError for a key used otherwise, BackendError on failure. */
+  tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<Wake>>;
   /**
    * Optional: a native queued acquire (FIFO backends). Resolves to a grant, or null when the
    * deadline passes; rejects with the signal's reason when aborted, leaving no queue entry behind.
    */
-  acquireQueued?(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<Grant | null>;
+  acquireQueued?(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null>;
   /**
    * Optional: resolve when the key may have become free, or after `timeoutMs`, whichever comes
-   * first (never reject on timeout). Without it core polls.
+   * first (never reject on timeout). `busy` is the answer of the attempt just before. Without it core polls.
    */
-  waitForChange?(key: string, options: WaitOptions): Promise<void>;
-  /** New expiry (null = backend has none), or undefined when the grant is no longer held. */
-  extend(key: string, lockId: string, ttlMs: number, call: CallContext): Promise<Date | null | undefined>;
-  /** Frees the grant if it is still held by lockId; true if it was. Never frees another holder. */
-  release(key: string, lockId: string, call: CallContext): Promise<boolean>;
-  isHeld(key: string, lockId: string, call: CallContext): Promise<boolean>;
+  waitForChange?(key: string, busy: Busy<Wake>, options: WaitOptions): Promise<void>;
+  /**
+   * Frees whatever `request` may have been granted although its answer never reached core (the
+   * caller gave up, the reply was lost). Owner-checked by `request.lockId`; a no-op when nothing landed.
+   */
+  abandon(request: GrantRequest, call: CallContext): Promise<void>;
   inspect(key: string, call: CallContext): Promise<LockInfo | null>;
+  /** Every held, unexpired lock whose key starts with `prefix` ('' = all), sorted by key. */
+  list(prefix: string, call: CallContext): Promise<readonly LockInfo[]>;
   forceRelease(key: string, call: CallContext): Promise<boolean>;
   /**
    * Called after core released everything: close connections, stop heartbeats. When `call.signal`
@@ -71,3 +99,19 @@ export interface LockBackend {
    */
   close(call: CallContext): Promise<void>;
 }
+
+export function granted(grant: BackendGrant): Granted {
+  return { granted: true, grant };
+}
+
+const BUSY: Busy<never> = Object.freeze({ granted: false, wake: undefined });
+
+export function busy<Wake>(wake?: Wake): Busy<Wake> {
+  return wake === undefined ? BUSY : { granted: false, wake };
+}
+
+export function stillHeld(expiresAt: Date | null): Extension {
+  return { held: true, expiresAt };
+}
+
+export const NOT_HELD: Extension = Object.freeze({ held: false });

@@ -1,9 +1,9 @@
-import type { GrantRequest } from './backend.js';
+import type { BackendGrant, Extension, GrantRequest } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
-import type { Lock } from './types.js';
+import type { Lock, LockInfo } from './types.js';
 import { type TtlPolicy, effectiveTtl } from './validation.js';
 import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
 
@@ -16,7 +16,7 @@ export interface HeldLockContext {
   readonly timers: TimerHeap;
   readonly forget: (lock: HeldLock) => void;
   /** A lost grant may still exist on the server (renewal timed out, not refused): free it once it answers. */
-  readonly letGo: (key: string, lockId: string, ttlMs: number) => void;
+  readonly letGo: (grant: BackendGrant, ttlMs: number) => void;
 }
 
 /** The handle a caller holds; owns the lock's renewal task and its signal. */
@@ -26,7 +26,11 @@ export class HeldLock implements Lock, ScheduledTask {
   readonly owner: string;
   readonly reason: string | undefined;
   readonly acquiredAt: Date;
-  private readonly controller = new AbortController();
+  /** Created on first use of `signal`: most locks are released without anyone listening. */
+  private controller: AbortController | undefined;
+  /** Why the handle ended, built only when someone reads the signal (an error's stack is not free). */
+  private endReason: (() => Error) | undefined;
+  private lostError: LockLostError | undefined;
   private state: State = 'held';
   private leaseStart: number;
   private ttlMs: number;
@@ -38,7 +42,7 @@ export class HeldLock implements Lock, ScheduledTask {
   constructor(
     private readonly context: HeldLockContext,
     private readonly request: GrantRequest,
-    grant: { token: bigint; acquiredAt: Date; expiresAt: Date | null },
+    private readonly grant: BackendGrant,
     leaseStart: number,
   ) {
     this.key = request.key;
@@ -61,6 +65,10 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.endReason) this.controller.abort(this.endReason());
+    }
     return this.controller.signal;
   }
 
@@ -69,7 +77,7 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   /** Safety first: any doubt about ownership ends here, aborting the signal with a LockLostError. */
-  markLost(detail: string, cause?: unknown): void {
+  markLost(detail: string, cause?: unknown, mayStillExist = true): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.lostDetail = detail;
@@ -77,16 +85,18 @@ export class HeldLock implements Lock, ScheduledTask {
     this.context.logger?.warn(this.event({ detail, cause }), `holdfast: lock "${this.key}" was lost: ${detail}`);
     this.context.timers.cancel(this);
     this.context.forget(this);
-    this.context.letGo(this.key, this.lockId, this.ttlMs);
-    this.controller.abort(new LockLostError(this.key, detail, cause));
+    if (mayStillExist) this.context.letGo(this.grant, this.ttlMs);
+    const lost = new LockLostError(this.key, detail, cause);
+    this.lostError = lost;
+    this.end(() => lost);
   }
 
   async extend(ttlMs?: number): Promise<void> {
     this.assertHeld();
     const ttl = ttlMs === undefined ? this.ttlMs : effectiveTtl(ttlMs, this.backend.capabilities, this.context.ttlPolicy);
     const started = Date.now();
-    const result = await this.context.caller.run('extend', (call) => this.backend.extend(this.key, this.lockId, ttl, call));
-    if (result === undefined) {
+    const result = await this.context.caller.run('extend', (call) => this.grant.extend(ttl, call));
+    if (!result.held) {
       this.markLost('the backend no longer has it for this holder');
       throw new LockLostError(this.key, 'the backend no longer has it for this holder');
     }
@@ -111,7 +121,7 @@ export class HeldLock implements Lock, ScheduledTask {
       // The loss may have been declared out of caution while the record still exists: free it if
       // it is still ours (the backend checks ownership), so others need not wait for it to expire.
       this.state = 'released';
-      await this.context.caller.run('release', (call) => this.backend.release(this.key, this.lockId, call), bounds).catch(() => undefined);
+      await this.context.caller.run('release', (call) => this.grant.release(call), bounds).catch(() => undefined);
       return;
     }
     this.state = 'released';
@@ -119,24 +129,30 @@ export class HeldLock implements Lock, ScheduledTask {
     this.context.forget(this);
     const heldMs = Date.now() - this.acquiredAt.getTime();
     try {
-      await this.context.caller.run('release', (call) => this.backend.release(this.key, this.lockId, call), bounds);
+      await this.context.caller.run('release', (call) => this.grant.release(call), bounds);
     } catch (error) {
       publish(CHANNELS.release, () => this.event({ heldMs, confirmed: false, error }));
       this.context.logger?.warn(this.event({ error }), `holdfast: release of lock "${this.key}" was not confirmed`);
       // A session or heartbeat may keep the record alive: keep trying to free it once the server answers.
-      this.context.letGo(this.key, this.lockId, this.ttlMs);
-      this.controller.abort(new LockLostError(this.key, 'its release was not confirmed by the backend', error));
+      this.context.letGo(this.grant, this.ttlMs);
+      const unconfirmed = new LockLostError(this.key, 'its release was not confirmed by the backend', error);
+      this.end(() => unconfirmed);
       throw error;
     }
     publish(CHANNELS.release, () => this.event({ heldMs, confirmed: true }));
-    this.controller.abort(new LockReleasedError(this.key));
+    this.end(() => new LockReleasedError(this.key));
   }
 
   async isHeld(): Promise<boolean> {
     if (this.state !== 'held') return false;
-    const held = await this.context.caller.run('isHeld', (call) => this.backend.isHeld(this.key, this.lockId, call));
+    const held = await this.context.caller.run('isHeld', (call) => this.grant.isHeld(call));
     if (!held) this.markLost('the backend no longer has it for this holder');
     return held && this.state === 'held';
+  }
+
+  /** What list() would say about this lock, from this process's own knowledge. */
+  info(): LockInfo {
+    return { key: this.key, owner: this.owner, reason: this.reason, acquiredAt: this.acquiredAt, expiresAt: this.expiresAt, token: this.token };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -148,8 +164,10 @@ export class HeldLock implements Lock, ScheduledTask {
     if (this.state !== 'held') return;
     const deadline = safetyDeadline(this.leaseStart, this.ttlMs);
     if (Date.now() >= deadline) {
-      // A renewal still in flight at the deadline proves nothing: stop trusting the lock now.
-      this.markLost('renewal did not succeed before the lease ran out', this.lastRenewalError);
+      // A renewal still in flight at the deadline proves nothing: stop trusting the lock now. A lease
+      // nobody renewed (autoRenew: false) simply runs out on the server; nothing keeps it alive.
+      if (!this.request.autoRenew) this.markLost('its lease ran out (autoRenew: false)', undefined, false);
+      else this.markLost('renewal did not succeed before the lease ran out', this.lastRenewalError);
       return;
     }
     if (this.renewing) this.context.timers.schedule(this, deadline);
@@ -163,11 +181,9 @@ export class HeldLock implements Lock, ScheduledTask {
     const ttl = this.ttlMs;
     try {
       // A renewal that has not answered by the safety deadline proves nothing: stop waiting for it.
-      const result = await this.context.caller.run('renew', (call) => this.backend.extend(this.key, this.lockId, ttl, call), {
-        deadline,
-      });
+      const result = await this.context.caller.run('renew', (call) => this.grant.extend(ttl, call), { deadline });
       if (this.state !== 'held') return;
-      if (result === undefined) {
+      if (!result.held) {
         this.markLost('renewal found the lock held by someone else or gone');
         return;
       }
@@ -188,10 +204,15 @@ export class HeldLock implements Lock, ScheduledTask {
     return { backend: this.backend.name, owner: this.owner, key: this.key, token: this.token, ...fields };
   }
 
-  private renewed(started: number, ttl: number, expiresAt: Date | null): void {
+  private end(reason: () => Error): void {
+    this.endReason = reason;
+    this.controller?.abort(reason());
+  }
+
+  private renewed(started: number, ttl: number, result: Extension & { held: true }): void {
     this.leaseStart = started;
     this.ttlMs = ttl;
-    this.localExpiry = expiresAt === null ? null : started + ttl;
+    this.localExpiry = result.expiresAt === null ? null : started + ttl;
     this.lastRenewalError = undefined;
     this.scheduleRenewal();
   }
@@ -208,7 +229,7 @@ export class HeldLock implements Lock, ScheduledTask {
 
   private assertHeld(): void {
     if (this.state === 'lost') {
-      throw new LockLostError(this.key, this.lostDetail, (this.controller.signal.reason as Error).cause);
+      throw new LockLostError(this.key, this.lostDetail, this.lostError?.cause);
     }
     if (this.state === 'released') throw new LockNotHeldError(this.key, 'already released');
   }

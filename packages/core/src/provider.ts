@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { linkedController, sleep } from './abort.js';
-import type { Grant, GrantRequest, LockBackend } from './backend.js';
+import { type BackendGrant, type Busy, type GrantRequest, type LockBackend, busy } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import {
   BackendError,
@@ -16,8 +16,8 @@ import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { safetyDeadline } from './renewal-policy.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
-import type { AcquireOptions, Capabilities, Lock, LockInfo, LockProvider } from './types.js';
-import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey } from './validation.js';
+import type { AcquireOptions, Capabilities, ListOptions, Lock, LockInfo, LockProvider } from './types.js';
+import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey, validateListOptions } from './validation.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 export interface ProviderOptions {
@@ -78,7 +78,7 @@ export function createProvider(backend: LockBackend, options: ProviderOptions = 
 class CoreLockProvider implements LockProvider {
   readonly owner: string;
   private readonly timers = new TimerHeap();
-  private readonly held = new Set<HeldLock>();
+  private readonly handles = new Set<HeldLock>();
   private readonly closing = new AbortController();
   private readonly pollIntervalMs: number;
   private readonly closeTimeoutMs: number;
@@ -109,8 +109,8 @@ class CoreLockProvider implements LockProvider {
       timers: this.timers,
       ttlPolicy: this.ttlPolicy,
       logger: options.logger,
-      forget: (lock) => this.held.delete(lock),
-      letGo: (key, lockId, ttlMs) => this.letGo(key, lockId, ttlMs),
+      forget: (lock) => this.handles.delete(lock),
+      letGo: (grant, ttlMs) => this.letGo(grant, ttlMs),
     };
   }
 
@@ -129,7 +129,7 @@ class CoreLockProvider implements LockProvider {
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const attempt = this.newAttempt(key, validated);
     publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: 0 }));
-    let grant: Grant | null;
+    let grant: BackendGrant | null;
     try {
       grant = await this.attemptGrant(attempt, validated.signal, undefined);
     } catch (error) {
@@ -166,6 +166,16 @@ class CoreLockProvider implements LockProvider {
     return this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call));
   }
 
+  held(): readonly LockInfo[] {
+    return [...this.handles].map((lock) => lock.info()).sort(byKey);
+  }
+
+  async list(options?: ListOptions): Promise<readonly LockInfo[]> {
+    this.assertOpen();
+    const prefix = validateListOptions(options);
+    return this.caller.run('list', (call) => this.backendImpl.list(prefix, call));
+  }
+
   async forceRelease(key: string): Promise<boolean> {
     this.assertOpen();
     validateKey(key);
@@ -188,7 +198,7 @@ class CoreLockProvider implements LockProvider {
   private async shutdown(): Promise<void> {
     this.closing.abort(new ProviderClosedError(this.backend));
     const deadline = Date.now() + this.closeTimeoutMs;
-    await Promise.allSettled([...this.held].map((lock) => lock.releaseBefore(deadline)));
+    await Promise.allSettled([...this.handles].map((lock) => lock.releaseBefore(deadline)));
     await settledBefore([...this.cleanups], deadline);
     this.timers.stop();
     await this.caller
@@ -196,18 +206,27 @@ class CoreLockProvider implements LockProvider {
       .catch(() => undefined);
   }
 
-  /** One grant attempt under the caller's bounds; a grant that lands after the caller gave up is released. */
-  private async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Grant | null> {
+  /**
+   * One grant attempt under the caller's bounds; a grant that lands after the caller gave up is
+   * released. A busy answer is kept on the attempt for the wait that follows.
+   */
+  private async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<BackendGrant | null> {
     attempt.sentAt = Date.now();
-    const grant = await this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
+    const outcome = await this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
       signal,
       deadline,
       onAbandoned: (late) => this.abandon(attempt, late),
     });
-    if (grant && Date.now() >= safetyDeadline(leaseStartOf(attempt, grant), attempt.request.ttlMs)) {
+    if (!outcome.granted) {
+      attempt.busy = outcome;
+      return null;
+    }
+    const grant = outcome.grant;
+    if (Date.now() >= safetyDeadline(leaseStartOf(attempt, grant), attempt.request.ttlMs)) {
       // The process or the network stalled between request and reply for longer than the lease:
       // the lock may already be someone else's. Never hand it out; a waiting acquire tries again.
-      this.abandon(attempt, Promise.resolve());
+      this.inBackground(this.releaseQuietly(grant));
+      attempt.request = { ...attempt.request, lockId: newLockId() };
       throw new BackendError(this.backend, 'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released');
     }
     return grant;
@@ -218,18 +237,20 @@ class CoreLockProvider implements LockProvider {
    * attempt gets a new lockId, so that this late release (owner-checked by lockId) can never free it.
    */
   private abandon(attempt: Attempt, late: Promise<unknown>): void {
-    this.releaseAbandoned(attempt.request, late);
+    const request = attempt.request;
+    // Undone whether the late call succeeded or failed: a write can land although its reply was lost.
+    this.inBackground(
+      late
+        .catch(() => undefined)
+        .then(() => this.caller.run('release', (call) => this.backendImpl.abandon(request, call)))
+        .catch(() => undefined),
+    );
     attempt.request = { ...attempt.request, lockId: newLockId() };
   }
 
-  private releaseAbandoned(request: GrantRequest, late: Promise<unknown>): void {
-    // Released whether the late call succeeded or failed: a write can land although its reply was lost.
-    this.inBackground(late.catch(() => undefined).then(() => this.releaseQuietly(request)));
-  }
-
-  /** Releases a grant no handle owns (owner-checked by lockId); a failure is no one's to report. */
-  private releaseQuietly(request: GrantRequest): Promise<unknown> {
-    return this.caller.run('release', (call) => this.backendImpl.release(request.key, request.lockId, call)).catch(() => undefined);
+  /** Releases a grant no handle owns; a failure is no one's to report. */
+  private releaseQuietly(grant: BackendGrant): Promise<unknown> {
+    return this.caller.run('release', (call) => grant.release(call)).catch(() => undefined);
   }
 
   /** Clean-up work nobody awaits; close() waits for it, within its bound. */
@@ -243,13 +264,13 @@ class CoreLockProvider implements LockProvider {
    * (or a session/heartbeat keeps it alive): waiters would block until it expires. Release it
    * (owner-checked, so never anyone else's) as soon as the server answers, for up to two leases.
    */
-  private letGo(key: string, lockId: string, ttlMs: number): void {
+  private letGo(grant: BackendGrant, ttlMs: number): void {
     const giveUpAt = Date.now() + 2 * Math.max(ttlMs, MIN_LET_GO_WINDOW_MS);
     this.inBackground(
       (async () => {
         for (let pause = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; pause = Math.min(2 * pause, 2000)) {
           try {
-            await this.caller.run('release', (call) => this.backendImpl.release(key, lockId, call));
+            await this.caller.run('release', (call) => grant.release(call));
             return;
           } catch {
             await quietPause(pause, this.closing.signal);
@@ -259,7 +280,7 @@ class CoreLockProvider implements LockProvider {
     );
   }
 
-  private async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<Grant> {
+  private async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<BackendGrant> {
     const deadline = Date.now() + waitMs;
     const backend = this.backendImpl;
     if (backend.acquireQueued) {
@@ -281,7 +302,7 @@ class CoreLockProvider implements LockProvider {
     let sawBusy = false;
     let waited = false;
     for (;;) {
-      let grant: Grant | null = null;
+      let grant: BackendGrant | null = null;
       try {
         // waitMs 0 is one attempt: it is bounded by the per-call timeout only.
         grant = await this.attemptGrant(attempt, signal, waitMs === 0 ? undefined : deadline);
@@ -307,7 +328,7 @@ class CoreLockProvider implements LockProvider {
       }
       if (backend.waitForChange) {
         await this.caller
-          .run('wait', () => backend.waitForChange!(attempt.request.key, { signal, timeoutMs: slice }), {
+          .run('wait', () => backend.waitForChange!(attempt.request.key, attempt.busy, { signal, timeoutMs: slice }), {
             signal,
             deadline: Date.now() + slice + WAIT_OVERRUN_MS,
           })
@@ -323,9 +344,9 @@ class CoreLockProvider implements LockProvider {
   }
 
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */
-  private async unlessAborted(attempt: Attempt, grant: Grant, signal: AbortSignal): Promise<Grant> {
+  private async unlessAborted(attempt: Attempt, grant: BackendGrant, signal: AbortSignal): Promise<BackendGrant> {
     if (!signal.aborted) return grant;
-    await this.releaseQuietly(attempt.request);
+    await this.releaseQuietly(grant);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 
@@ -336,6 +357,7 @@ class CoreLockProvider implements LockProvider {
       startedAt: Date.now(),
       sentAt: Date.now(),
       pendingLoss: undefined,
+      busy: NOTHING_YET,
       request: {
         key,
         lockId: newLockId(),
@@ -352,13 +374,13 @@ class CoreLockProvider implements LockProvider {
     return attempt;
   }
 
-  private async adopt(attempt: Attempt, grant: Grant): Promise<Lock> {
+  private async adopt(attempt: Attempt, grant: BackendGrant): Promise<Lock> {
     if (this.closed) {
-      await this.releaseQuietly(attempt.request);
+      await this.releaseQuietly(grant);
       throw new ProviderClosedError(this.backend);
     }
     const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt, grant));
-    this.held.add(handle);
+    this.handles.add(handle);
     attempt.handle = handle;
     publish(CHANNELS.grant, () => ({
       backend: this.backend,
@@ -384,6 +406,8 @@ interface Attempt {
   readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
+  /** The last busy answer, handed to the wait that follows it. */
+  busy: Busy;
   /** Replaced (new lockId) after an abandoned attempt; see abandon(). */
   request: GrantRequest;
 }
@@ -394,9 +418,15 @@ interface Attempt {
  * A server timestamp is never trusted for this (clocks differ). A queued grant (an in-process FIFO
  * hand-off, same clock) starts when it was handed off.
  */
-function leaseStartOf(attempt: Attempt, grant: Grant): number {
+function leaseStartOf(attempt: Attempt, grant: BackendGrant): number {
   if (!attempt.queued) return attempt.sentAt;
   return Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
+}
+
+const NOTHING_YET: Busy = busy();
+
+function byKey(a: LockInfo, b: LockInfo): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 /** Backend failures are worth retrying while a caller still waits; bad input and conflicts are not. */

@@ -75,6 +75,11 @@ export interface LockInfo {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+export interface ListOptions {
+  /** Only keys that start with this string; default '' (all keys). */
+  readonly prefix?: string;
+}
+
 export interface LockProvider extends AsyncDisposable {
   /** Backend name, e.g. "memory", "redis", "consul", "mongodb". */
   readonly backend: string;
@@ -87,6 +92,13 @@ export interface LockProvider extends AsyncDisposable {
   acquire(key: string, options?: AcquireOptions): Promise<Lock>;
   /** Who holds the key, or null when it is free. */
   inspect(key: string): Promise<LockInfo | null>;
+  /** This instance's locks, from memory (no backend call), sorted by key. */
+  held(): readonly LockInfo[];
+  /**
+   * Every lock held on the backend by anyone (whose key starts with `prefix`), with its holder,
+   * sorted by key. Released and expired locks are not listed.
+   */
+  list(options?: ListOptions): Promise<readonly LockInfo[]>;
   /**
    * Administrative: frees the key whoever holds it. The holder is told through its signal
    * (at once where the backend can push, otherwise at its next renewal or check).

@@ -1,5 +1,5 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import type { Grant, GrantRequest, LockBackend } from '@holdfast/core/backend';
+import { type BackendGrant, type GrantOutcome, type GrantRequest, type LockBackend, busy, granted } from '@holdfast/core/backend';
 import type { MemoryStore } from './memory-store.js';
 
 export const MEMORY_CAPABILITIES: Capabilities = Object.freeze({
@@ -21,28 +21,25 @@ export class MemoryBackend implements LockBackend {
 
   constructor(private readonly store: MemoryStore) {}
 
-  async tryGrant(request: GrantRequest): Promise<Grant | null> {
-    return this.store.tryGrant(request);
+  async tryGrant(request: GrantRequest): Promise<GrantOutcome> {
+    const grant = this.store.tryGrant(request);
+    return grant ? granted(grant) : busy();
   }
 
-  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<Grant | null> {
+  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
     return this.store.acquireQueued(request, wait);
   }
 
-  async extend(key: string, lockId: string, ttlMs: number): Promise<Date | undefined> {
-    return this.store.extend(key, lockId, ttlMs);
-  }
-
-  async release(key: string, lockId: string): Promise<boolean> {
-    return this.store.release(key, lockId);
-  }
-
-  async isHeld(key: string, lockId: string): Promise<boolean> {
-    return this.store.isHeld(key, lockId);
+  async abandon(request: GrantRequest): Promise<void> {
+    this.store.abandon(request);
   }
 
   async inspect(key: string): Promise<LockInfo | null> {
     return this.store.inspect(key);
+  }
+
+  async list(prefix: string): Promise<readonly LockInfo[]> {
+    return this.store.list(prefix);
   }
 
   async forceRelease(key: string): Promise<boolean> {

@@ -1,166 +1,137 @@
-import type { Grant, GrantRequest } from '@holdfast/core/backend';
-import { TimerHeap } from '@holdfast/core/backend';
 import type { LockInfo } from '@holdfast/core';
+import { type BackendGrant, type Extension, type GrantRequest, NOT_HELD, TimerHeap, WaitList, stillHeld } from '@holdfast/core/backend';
 
-interface Entry {
-  readonly request: GrantRequest;
-  readonly acquiredAt: Date;
-  expiresAt: number;
-  readonly token: bigint;
-  readonly expiry: { run: () => void };
-}
+/** One held lock. It is its own grant: held exactly while the store's entry for its key is this object. */
+class Entry implements BackendGrant {
+  readonly acquiredAt = new Date();
+  expiresAt: Date;
+  readonly expiry = { run: () => this.store.expireIfDue(this.request.key) };
 
-interface Waiter {
-  readonly request: GrantRequest;
-  readonly resolve: (grant: Grant | null) => void;
-  readonly reject: (reason: unknown) => void;
-  readonly timeout: { run: () => void };
-  readonly detach: () => void;
+  constructor(
+    private readonly store: MemoryStore,
+    readonly request: GrantRequest,
+    readonly token: bigint,
+  ) {
+    this.expiresAt = new Date(this.acquiredAt.getTime() + request.ttlMs);
+  }
+
+  async extend(ttlMs: number): Promise<Extension> {
+    return this.store.extend(this, ttlMs);
+  }
+
+  async release(): Promise<boolean> {
+    return this.store.release(this);
+  }
+
+  async isHeld(): Promise<boolean> {
+    return this.store.holds(this);
+  }
 }
 
 /**
  * The shared state of in-memory locks. Several providers may use one store, each standing for a
- * process. Expiries share one timer and waiters' deadlines another; waiters queue per key in FIFO order and
- * receive the lock directly from the releasing holder, so nobody polls.
+ * process. Expiries share one timer; waiters queue per key in FIFO order and receive the lock
+ * directly from the releasing holder, so nobody polls.
  */
 export class MemoryStore {
   private readonly entries = new Map<string, Entry>();
   private readonly tokens = new Map<string, bigint>();
-  private readonly queues = new Map<string, Waiter[]>();
+  private readonly queues = new WaitList<string, Entry, GrantRequest>();
   private readonly timers = new TimerHeap();
-  /** Waiters' deadlines keep the process alive: someone is awaiting the outcome. */
-  private readonly deadlines = new TimerHeap(true);
 
-  tryGrant(request: GrantRequest): Grant | null {
+  tryGrant(request: GrantRequest): BackendGrant | null {
     this.expireIfDue(request.key);
     if (this.entries.has(request.key)) return null;
     return this.grant(request);
   }
 
-  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<Grant | null> {
-    const immediate = (this.queues.get(request.key)?.length ?? 0) === 0 ? this.tryGrant(request) : null;
-    if (immediate) return Promise.resolve(immediate);
-    if (wait.deadline <= Date.now()) return Promise.resolve(null);
-    if (wait.signal.aborted) return Promise.reject(wait.signal.reason);
-    return new Promise((resolve, reject) => {
-      const queue = this.queueOf(request.key);
-      const leave = (): void => {
-        const index = queue.indexOf(waiter);
-        if (index >= 0) queue.splice(index, 1);
-        if (queue.length === 0) this.queues.delete(request.key);
-        this.deadlines.cancel(waiter.timeout);
-        wait.signal.removeEventListener('abort', onAbort);
-      };
-      const onAbort = (): void => {
-        leave();
-        reject(wait.signal.reason);
-      };
-      const waiter: Waiter = {
-        request,
-        resolve,
-        reject,
-        timeout: {
-          run: () => {
-            leave();
-            resolve(null);
-          },
-        },
-        detach: leave,
-      };
-      queue.push(waiter);
-      wait.signal.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(wait.deadline)) this.deadlines.schedule(waiter.timeout, wait.deadline);
-    });
+  async acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
+    const immediate = this.queues.has(request.key) ? null : this.tryGrant(request);
+    if (immediate) return immediate;
+    const granted = await this.queues.wait(request.key, { signal: wait.signal, timeoutMs: wait.deadline - Date.now() }, request);
+    if (granted) return granted;
+    if (wait.signal.aborted) throw wait.signal.reason;
+    return null;
   }
 
-  extend(key: string, lockId: string, ttlMs: number): Date | undefined {
-    const entry = this.heldBy(key, lockId);
-    if (!entry) return undefined;
-    entry.expiresAt = Date.now() + ttlMs;
-    this.timers.schedule(entry.expiry, entry.expiresAt);
-    return new Date(entry.expiresAt);
+  /** Frees the key if `request`'s grant holds it. */
+  abandon(request: GrantRequest): void {
+    const entry = this.current(request.key);
+    if (entry?.request.lockId === request.lockId) this.remove(entry);
   }
 
-  release(key: string, lockId: string): boolean {
-    const entry = this.heldBy(key, lockId);
-    if (!entry) return false;
-    this.remove(key, entry);
+  extend(entry: Entry, ttlMs: number): Extension {
+    if (!this.holds(entry)) return NOT_HELD;
+    entry.expiresAt = new Date(Date.now() + ttlMs);
+    this.timers.schedule(entry.expiry, entry.expiresAt.getTime());
+    return stillHeld(entry.expiresAt);
+  }
+
+  release(entry: Entry): boolean {
+    if (!this.holds(entry)) return false;
+    this.remove(entry);
     return true;
   }
 
-  isHeld(key: string, lockId: string): boolean {
-    return this.heldBy(key, lockId) !== undefined;
+  holds(entry: Entry): boolean {
+    return this.current(entry.request.key) === entry;
   }
 
   forceRelease(key: string): boolean {
-    this.expireIfDue(key);
-    const entry = this.entries.get(key);
+    const entry = this.current(key);
     if (!entry) return false;
-    this.remove(key, entry);
+    this.remove(entry);
     entry.request.onLost('force-released by an administrator');
     return true;
   }
 
   inspect(key: string): LockInfo | null {
-    this.expireIfDue(key);
-    const entry = this.entries.get(key);
-    if (!entry) return null;
-    return {
-      key,
-      owner: entry.request.owner,
-      reason: entry.request.reason,
-      acquiredAt: entry.acquiredAt,
-      expiresAt: new Date(entry.expiresAt),
-      token: entry.token,
-      details: { waiters: this.queues.get(key)?.length ?? 0 },
-    };
+    const entry = this.current(key);
+    return entry ? this.infoOf(entry) : null;
   }
 
-  private grant(request: GrantRequest): Grant {
-    const token = (this.tokens.get(request.key) ?? 0n) + 1n;
-    this.tokens.set(request.key, token);
-    const acquiredAt = new Date();
-    const entry: Entry = {
-      request,
-      acquiredAt,
-      expiresAt: acquiredAt.getTime() + request.ttlMs,
-      token,
-      expiry: { run: () => this.expireIfDue(request.key) },
-    };
-    this.entries.set(request.key, entry);
-    this.timers.schedule(entry.expiry, entry.expiresAt);
-    return { token, acquiredAt, expiresAt: new Date(entry.expiresAt) };
+  list(prefix: string): LockInfo[] {
+    const found: LockInfo[] = [];
+    for (const key of [...this.entries.keys()]) {
+      if (!key.startsWith(prefix)) continue;
+      const entry = this.current(key);
+      if (entry) found.push(this.infoOf(entry));
+    }
+    return found.sort((a, b) => (a.key < b.key ? -1 : 1));
   }
 
-  private heldBy(key: string, lockId: string): Entry | undefined {
-    this.expireIfDue(key);
+  expireIfDue(key: string): void {
     const entry = this.entries.get(key);
-    return entry?.request.lockId === lockId ? entry : undefined;
-  }
-
-  private expireIfDue(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry || entry.expiresAt > Date.now()) return;
-    this.remove(key, entry);
+    if (!entry || entry.expiresAt.getTime() > Date.now()) return;
+    this.remove(entry);
     entry.request.onLost('its TTL ran out before it was renewed');
   }
 
-  /** Frees the key and hands it to the longest-waiting contender, if any. */
-  private remove(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.timers.cancel(entry.expiry);
-    const waiter = this.queues.get(key)?.[0];
-    if (!waiter) return;
-    waiter.detach();
-    waiter.resolve(this.grant(waiter.request));
+  private current(key: string): Entry | undefined {
+    this.expireIfDue(key);
+    return this.entries.get(key);
   }
 
-  private queueOf(key: string): Waiter[] {
-    let queue = this.queues.get(key);
-    if (!queue) {
-      queue = [];
-      this.queues.set(key, queue);
-    }
-    return queue;
+  private infoOf(entry: Entry): LockInfo {
+    const { key, owner, reason } = entry.request;
+    const details = { waiters: this.queues.size(key) };
+    return { key, owner, reason, acquiredAt: entry.acquiredAt, expiresAt: entry.expiresAt, token: entry.token, details };
+  }
+
+  private grant(request: GrantRequest): Entry {
+    const token = (this.tokens.get(request.key) ?? 0n) + 1n;
+    this.tokens.set(request.key, token);
+    const entry = new Entry(this, request, token);
+    this.entries.set(request.key, entry);
+    this.timers.schedule(entry.expiry, entry.expiresAt.getTime());
+    return entry;
+  }
+
+  /** Frees the key and hands it to the longest-waiting contender, if any. */
+  private remove(entry: Entry): void {
+    const key = entry.request.key;
+    this.entries.delete(key);
+    this.timers.cancel(entry.expiry);
+    this.queues.wakeFirst(key, (request) => this.grant(request));
   }
 }

@@ -9,6 +9,7 @@ import { fencingCases } from './fencing.js';
 import { inspectionCases } from './inspection.js';
 import { LeakBaseline } from './leak-baseline.js';
 import { lifecycleCases } from './lifecycle.js';
+import { listingCases } from './listing.js';
 import { ownershipCases } from './ownership.js';
 import type { CaseFactory, SuiteOptions } from './suite-types.js';
 import { CaseContext, resolveTiming } from './support.js';
@@ -49,6 +50,7 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
     describe('ownership', () => ownershipCases(cases));
     describe('fencing', () => fencingCases(cases));
     describe('inspection', () => inspectionCases(cases));
+    describe('listing', () => listingCases(cases));
     describe('lifecycle and bad input', () => lifecycleCases(cases));
     describe('crash', () => crashCases(cases));
     describe('faults', () => faultCases(cases));
