@@ -26,6 +26,11 @@ command and exits 76. Prints whether the key was held.`,
 
 Prints who holds <key>: holder, reason, since, expiry, token and the backend's details, or "free".
 --json prints the same as JSON (null when free; the token as a decimal string).`,
+  list: `holdfast list [--backend URL] [--json] [prefix]
+
+Prints every lock held on the backend, by anyone, whose key starts with [prefix] (default: all),
+sorted by key: key, holder, token, expiry and reason. Released and expired locks are not listed.
+--json prints an array of the same objects as inspect --json.`,
   demo: `holdfast demo [--backend URL] [--workers N] [--keys K] [--seconds S]
 
 Workers, each with its own provider instance, contend for a few keys and write to a fenced store.

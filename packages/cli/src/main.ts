@@ -1,13 +1,14 @@
 import { redactUrl } from '@holdfast/core';
 import { demo } from './demo.js';
 import { inspect } from './inspect.js';
+import { list } from './list.js';
 import { release } from './release.js';
 import { run } from './run.js';
 import { COMMAND_HELP } from './command-help.js';
 import { EXIT, USAGE, UsageError, exitCodeFor } from './usage.js';
 import { VERSION } from './version.js';
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect, release };
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect, list, release };
 
 /** Runs the CLI and returns its exit code. Errors are one line on stderr, never a stack trace. */
 export async function main(argv: string[]): Promise<number> {

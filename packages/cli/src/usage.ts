@@ -6,12 +6,14 @@ usage:
   holdfast run     [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT]
                    [--shell] [--conflict-exit-code N] [--verbose | --quiet] <key> -- <command...>
   holdfast inspect [--backend URL] [--json] <key>
+  holdfast list    [--backend URL] [--json] [prefix]
   holdfast release --force [--backend URL] <key>
   holdfast demo    [--backend URL] [--workers N] [--keys K] [--seconds S]
   holdfast --version | holdfast <command> --help
 
   --backend URL   redis://..., consul://..., mongodb://..., or memory: (this process only);
-                  default $HOLDFAST_URL. run and inspect need one; demo defaults to memory:
+                  default $HOLDFAST_URL. run, inspect, list and release need one;
+                  demo defaults to memory:
   durations (D)   500ms, 15s, 2m, 1h
 
 exit codes:
