@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { FaultProxy, type ServerAddress, hungListener } from '../src/faults/index.js';
+import { until } from '../src/helpers/index.js';
 
 /** A client that records what it receives and when. */
 class Client {
@@ -27,17 +28,8 @@ class Client {
 
   /** Resolves once `text` was received; rejects with a clear message after `withinMs`. */
   async waitFor(text: string, withinMs: number): Promise<number> {
-    return pollUntil(() => this.received.includes(text), withinMs, `"${text}" did not arrive within ${withinMs} ms (got "${this.received}")`);
+    return until(() => this.received.includes(text), withinMs, () => `"${text}" arrives (got "${this.received}")`, { everyMs: 5 });
   }
-}
-
-async function pollUntil(condition: () => boolean, withinMs: number, message: string): Promise<number> {
-  const start = performance.now();
-  while (!condition()) {
-    if (performance.now() - start > withinMs) throw new Error(message);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return performance.now() - start;
 }
 
 let echo: Server;
@@ -152,7 +144,7 @@ describe('FaultProxy', () => {
     before.socket.write('x');
     await before.waitFor('x', 1000);
     p.cut('silent');
-    await pollUntil(() => before.closed, 1000, 'the open connection was not closed by cut()');
+    await until(() => before.closed, 1000, 'cut() closes the open connection', { everyMs: 5 });
     const after = await connect(p.address);
     after.socket.write('anyone?');
     await new Promise((resolve) => setTimeout(resolve, 300)); // absence of an answer needs a wait
@@ -164,7 +156,7 @@ describe('FaultProxy', () => {
     const p = await proxy();
     const before = await connect(p.address);
     p.cut('refuse');
-    await pollUntil(() => before.closed, 1000, 'the open connection was not closed by cut()');
+    await until(() => before.closed, 1000, 'cut() closes the open connection', { everyMs: 5 });
     await expect(Client.connect(p.address)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 
@@ -178,7 +170,7 @@ describe('FaultProxy', () => {
     await p.close();
     await hold.released;
     expect(performance.now() - start).toBeLessThan(1000);
-    await pollUntil(() => client.closed, 1000, 'close() left the client connection open');
+    await until(() => client.closed, 1000, 'close() closes the client connection', { everyMs: 5 });
     expect(client.received).toBe('');
   });
 });
@@ -189,14 +181,14 @@ describe('hungListener', () => {
     try {
       const client = await connect(hung.address);
       client.socket.write('ping');
-      await pollUntil(() => hung.openConnections === 1, 1000, 'the connection was not accepted');
+      await until(() => hung.openConnections === 1, 1000, 'the connection is accepted', { everyMs: 5 });
       await new Promise((resolve) => setTimeout(resolve, 200)); // absence of an answer needs a wait
       expect(client.received).toBe('');
       client.socket.end();
       await new Promise((resolve) => setTimeout(resolve, 300)); // a half-close must stay counted: needs a wait
       expect(hung.openConnections, 'a client that only half-closed is still connected').toBe(1);
       client.socket.destroy();
-      await pollUntil(() => hung.openConnections === 0, 1000, 'a destroyed client connection is still counted open');
+      await until(() => hung.openConnections === 0, 1000, 'a destroyed client connection is no longer counted open', { everyMs: 5 });
       expect(hung.connectionsAccepted).toBe(1);
     } finally {
       await hung.close();

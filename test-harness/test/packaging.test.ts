@@ -27,6 +27,7 @@ const ENTRY_POINTS = [
   '@holdfast/mongodb',
   '@holdfast/test-harness/servers',
   '@holdfast/test-harness/faults',
+  '@holdfast/test-harness/helpers',
 ];
 const VITEST_ENTRY_POINTS = ['@holdfast/test-harness', '@holdfast/test-harness/servers/vitest'];
 

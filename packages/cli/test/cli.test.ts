@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createLockProvider } from '@holdfast/core';
+import { within } from '@holdfast/test-harness/helpers';
 import { describe, expect, test } from 'vitest';
 import { main } from '../src/main.js';
 
@@ -89,10 +90,7 @@ describe('holdfast CLI', () => {
     const runner = spawn(process.execPath, [BIN, 'run', '--backend', 'memory:', '--grace', '1s', 'cli-test/orphan', '--', 'sh', '-c', 'echo $$; exec sleep 30'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const [chunk] = (await Promise.race([
-      once(runner.stdout!, 'data'),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('the command did not start within 5 s')), 5000)),
-    ])) as [Buffer];
+    const [chunk] = (await within(once(runner.stdout!, 'data'), 5000, 'the command starts')) as [Buffer];
     const commandPid = Number(chunk.toString().trim());
     expect(alive(commandPid)).toBe(true);
     runner.kill('SIGKILL');

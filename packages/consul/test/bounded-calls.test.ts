@@ -1,21 +1,15 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { abortedWithin, codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
 import { startSwitchableProxy, type SwitchableProxy } from './switchable-proxy.js';
-import { abortedWithin, eventually, within } from './until.js';
 
 const consul = await useBackend('consul');
 
-/** Runs `fn`, returns how long it took to settle and how it settled. */
-async function timed(fn: () => Promise<unknown>): Promise<{ ms: number; error: unknown }> {
-  const started = Date.now();
-  const error = await within(fn().then(() => undefined, (e: unknown) => e ?? new Error('rejected without a reason')), 30_000, 'a bounded call');
-  return { ms: Date.now() - started, error };
-}
-
-const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+/** Far above every bound under test: only a call that never settles reaches it. */
+const HANG_MS = 30_000;
 
 describe('every call to a hung agent is bounded by the caller (a loopback listener that never answers)', () => {
   const providers: LockProvider[] = [];
@@ -34,7 +28,7 @@ describe('every call to a hung agent is bounded by the caller (a loopback listen
 
   test('tryAcquire fails at the per-call timeout (callTimeoutMs) with a BackendError', async () => {
     const locks = await onHung({ callTimeoutMs: 1500 });
-    const { ms, error } = await timed(() => locks.tryAcquire('k'));
+    const { ms, error } = await timed(locks.tryAcquire('k'), HANG_MS, 'tryAcquire');
     expect(codeOf(error)).toBe(ErrorCode.Backend);
     expect(ms).toBeGreaterThanOrEqual(1400);
     expect(ms).toBeLessThan(2500);
@@ -42,7 +36,7 @@ describe('every call to a hung agent is bounded by the caller (a loopback listen
 
   test('acquire({ waitMs: 2000 }) gives up at about 2 s, not at a socket timeout', async () => {
     const locks = await onHung();
-    const { ms, error } = await timed(() => locks.acquire('k', { waitMs: 2000 }));
+    const { ms, error } = await timed(locks.acquire('k', { waitMs: 2000 }), HANG_MS, 'acquire');
     expect(error).toBeInstanceOf(Error);
     expect([ErrorCode.Backend, ErrorCode.Timeout]).toContain(codeOf(error));
     expect(ms).toBeGreaterThanOrEqual(1900);
@@ -52,26 +46,26 @@ describe('every call to a hung agent is bounded by the caller (a loopback listen
   test("the caller's AbortSignal ends the request in flight, socket included", async () => {
     // per-lock: the session create is the caller's own request (a shared one serves every caller).
     const locks = await onHung({ sessionMode: 'per-lock' });
-    const { ms, error } = await timed(() => locks.acquire('k', { waitMs: 60_000, signal: AbortSignal.timeout(500) }));
+    const { ms, error } = await timed(locks.acquire('k', { waitMs: 60_000, signal: AbortSignal.timeout(500) }), HANG_MS, 'acquire');
     expect(codeOf(error)).toBe(ErrorCode.Aborted);
     expect(ms).toBeGreaterThanOrEqual(450);
     expect(ms).toBeLessThan(1500);
     expect(hung!.connectionsAccepted).toBe(1);
     // Not left to a socket timeout: the adapter passed the signal into the request.
-    await eventually('the aborted request closed its socket', () => hung!.openConnections === 0, 1000);
+    await until(() => hung!.openConnections === 0, 1000, 'the aborted request closed its socket');
   });
 
   test('inspect and forceRelease are bounded too; close() leaves no socket open', async () => {
     const locks = await onHung({ callTimeoutMs: 1000, closeTimeoutMs: 1000 });
     for (const call of [() => locks.inspect('k'), () => locks.forceRelease('k')]) {
-      const { ms, error } = await timed(call);
+      const { ms, error } = await timed<unknown>(call(), HANG_MS, 'inspect / forceRelease');
       expect(codeOf(error)).toBe(ErrorCode.Backend);
       expect(ms).toBeLessThan(2000);
     }
     expect(hung!.connectionsAccepted).toBeGreaterThan(0);
-    const { ms } = await timed(() => locks.close());
+    const { ms } = await timed(locks.close(), HANG_MS, 'close');
     expect(ms).toBeLessThan(2000);
-    await eventually('every socket to the hung agent closed', () => hung!.openConnections === 0, 2000);
+    await until(() => hung!.openConnections === 0, 2000, 'every socket to the hung agent closed');
   });
 });
 
@@ -92,14 +86,14 @@ describe.skipIf(!consul.url)('close() while holding locks, when the agent hangs'
       const held = [(await locks.tryAcquire('a'))!, (await locks.tryAcquire('b'))!];
       expect(held.every((lock) => lock !== null)).toBe(true);
       proxy.hang();
-      const { ms } = await timed(() => locks.close());
+      const { ms } = await timed(locks.close(), HANG_MS, 'close');
       expect(ms).toBeLessThan(3000);
       for (const lock of held) {
         await abortedWithin(lock.signal, 500, 'holder told at close');
         expect([ErrorCode.Lost, ErrorCode.Released]).toContain(codeOf(lock.signal.reason));
       }
       expect(held.some((lock) => codeOf(lock.signal.reason) === ErrorCode.Lost)).toBe(true);
-      await eventually('every socket to the agent closed', () => proxy.openConnections === 0, 2000);
+      await until(() => proxy.openConnections === 0, 2000, 'every socket to the agent closed');
       console.info(`[consul close] hung agent, ${sessionMode}: close() took ${ms} ms`);
     });
   }

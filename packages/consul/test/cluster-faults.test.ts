@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { FencedResource } from '@holdfast/test-harness';
+import { lostWithin } from '@holdfast/test-harness/helpers';
 import { startConsulCluster, type ConsulCluster } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -77,11 +78,7 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
     // Holders behind the dead agent cannot renew or monitor: they must be told, well before a waiter could overlap for long.
     for (const key of keys.slice(0, 3)) {
       const lock = holders.get(key)!;
-      await new Promise<void>((resolve, reject) => {
-        if (lock.signal.aborted) return resolve();
-        const timer = setTimeout(() => reject(new Error(`${key}: holder on the dead agent was not told within 40 s`)), 40_000);
-        lock.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
+      await lostWithin(lock, 40_000, `${key}: holder on the dead agent is told`);
       expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
     }
     // Holders on a live follower either still hold (and Consul agrees) or were told.

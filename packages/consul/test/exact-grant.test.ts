@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { abortedWithin } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
-import { abortedWithin } from './until.js';
 
 const consul = await useBackend('consul');
 

@@ -1,9 +1,9 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { FaultProxy } from '@holdfast/test-harness/faults';
+import { within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
-import { within } from './until.js';
 
 const consul = await useBackend('consul');
 

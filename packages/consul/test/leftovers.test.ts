@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { abortedWithin, until } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
-import { abortedWithin, eventually } from './until.js';
 
 const consul = await useBackend('consul');
 
@@ -33,8 +33,8 @@ describe.skipIf(!consul.url)('nothing a released or lapsed lock leaves behind lo
     await abortedWithin(lock.signal, 13_000, 'the lapsing lock reported lost at its lease end');
     expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
     // Consul invalidates the session 2 x its 10 s TTL after creation, at the latest.
-    const goneAfter = await eventually('the lapsed lock key deleted', async () => (await keysUnder(prefix)).length === 0, 15_000);
-    console.info(`[consul leftovers] lapsed key gone ${goneAfter} ms after the lease end`);
+    const goneAfter = await until(async () => (await keysUnder(prefix)).length === 0, 15_000, 'the lapsed lock key deleted', { everyMs: 50 });
+    console.info(`[consul leftovers] lapsed key gone ${Math.round(goneAfter)} ms after the lease end`);
     expect(await locks.inspect('report')).toBeNull();
     const next = await locks.acquire('report', { waitMs: 5000 });
     expect(next.token).toBeGreaterThan(lock.token);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { elapsed, lostWithin, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
 import { startSwitchableProxy, type SwitchableProxy } from './switchable-proxy.js';
-import { abortedWithin, within } from './until.js';
 
 const consul = await useBackend('consul');
 
@@ -31,7 +31,7 @@ describe.skipIf(!consul.url)('a lock declared lost is let go on the server as so
       expect(lock).not.toBeNull();
 
       proxy.cut();
-      const lostAfter = await abortedWithin(lock.signal, 10_000, 'holder told it lost the lock while its agent is cut off');
+      const { ms: lostAfter } = await elapsed(() => lostWithin(lock, 10_000, 'holder told it lost the lock while its agent is cut off'));
       expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
       // Cut for less than a session TTL (15 s): the server still holds the key under the holder's session.
       expect((await waiter.inspect(key))?.owner).toBe(holder.owner);
@@ -44,7 +44,7 @@ describe.skipIf(!consul.url)('a lock declared lost is let go on the server as so
       expect(taken.token).toBeGreaterThan(lock.token);
       // Freed by the holder's compare-and-set release (no lock-delay, no session expiry): about one retry period.
       expect(handoffMs).toBeLessThan(3000);
-      console.info(`[consul let-go ${sessionMode}] told lost ${lostAfter} ms after the cut; key free ${handoffMs} ms after the agent was back`);
+      console.info(`[consul let-go ${sessionMode}] told lost ${Math.round(lostAfter)} ms after the cut; key free ${handoffMs} ms after the agent was back`);
       await taken.release();
     });
   }

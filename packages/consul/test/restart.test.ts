@@ -1,9 +1,9 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { abortedWithin, elapsed, within } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
 import { type RestartableConsul, startRestartableConsul } from './restartable-consul.js';
-import { abortedWithin, within } from './until.js';
 
 const missing = await needLocalBinary('consul');
 
@@ -35,10 +35,10 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
     await agent.kill();
     await agent.start();
     const readyAt = Date.now();
-    const toldAfter = await abortedWithin(lock.signal, 6000, 'holder told its lock is gone after the restart');
+    const { ms: toldAfter } = await elapsed(() => abortedWithin(lock.signal, 6000, 'holder told its lock is gone after the restart'));
     expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
     expect((lock.signal.reason as Error).message).toMatch(/state was reset/);
-    console.info(`[consul restart] holder told ${Date.now() - readyAt} ms after the restarted agent was ready (${toldAfter} ms after start() returned): ${(lock.signal.reason as Error).message}`);
+    console.info(`[consul restart] holder told ${Date.now() - readyAt} ms after the restarted agent was ready (${Math.round(toldAfter)} ms after start() returned): ${(lock.signal.reason as Error).message}`);
 
     const other = make();
     const after = await within(other.acquire('job', { waitMs: 10_000 }), 11_000, 'acquire after the restart');

@@ -1,4 +1,5 @@
 import { ErrorCode, createLockProvider } from '@holdfast/core';
+import { codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { ferretdbBinary, freePort } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,27 +11,12 @@ import { SilentListener } from './silent-listener.js';
 /** Allowance over a bound for timers, event loop turns and a busy 2-core machine. */
 const SLACK_MS = 1_000;
 
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value?: T; error?: { code?: string; message?: string } }> {
-  const started = Date.now();
-  try {
-    const value = await work();
-    return { ms: Date.now() - started, value };
-  } catch (error) {
-    return { ms: Date.now() - started, error: error as { code?: string; message?: string } };
-  }
-}
+/** Far above every bound under test: only a call that never settles reaches it. */
+const HANG_MS = 30_000;
 
 /** Open TCP sockets of this process (the driver's connections among them). */
 function tcpSockets(): number {
   return process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
-}
-
-async function until(condition: () => boolean, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('every call is bounded when nothing listens (closed loopback port)', () => {
@@ -41,7 +27,7 @@ describe('every call is bounded when nothing listens (closed loopback port)', ()
 
   test('creating a provider does not wait for the server', async () => {
     // Well below the 5 s a connection attempt could take: only the adapter module's import counts.
-    const { ms, value } = await timed(() => createLockProvider(url));
+    const { ms, value } = await timed(createLockProvider(url), HANG_MS, 'createLockProvider');
     expect(ms).toBeLessThan(1_500);
     await value!.close();
   });
@@ -50,9 +36,9 @@ describe('every call is bounded when nothing listens (closed loopback port)', ()
     const locks = createMongoProvider({ url });
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
-        const { ms, error } = await timed(() => locks.tryAcquire('closed/try'));
-        expect(error?.code, error?.message).toBe(ErrorCode.Backend);
-        expect(error?.message).toContain('refused');
+        const { ms, error } = await timed(locks.tryAcquire('closed/try'), HANG_MS, 'tryAcquire');
+        expect(codeOf(error), String(error)).toBe(ErrorCode.Backend);
+        expect(String(error)).toContain('refused');
         // The next refusal is seen at the driver's next heartbeat (500 ms while a command waits).
         expect(ms, `attempt ${attempt}`).toBeLessThan(1_000);
       }
@@ -64,8 +50,8 @@ describe('every call is bounded when nothing listens (closed loopback port)', ()
   test('acquire({ waitMs: 1000 }) gives up at its deadline with the default per-call timeout', async () => {
     const locks = createMongoProvider({ url });
     try {
-      const { ms, error } = await timed(() => locks.acquire('closed/wait', { waitMs: 1_000 }));
-      expect([ErrorCode.Backend, ErrorCode.Timeout], error?.message).toContain(error?.code);
+      const { ms, error } = await timed(locks.acquire('closed/wait', { waitMs: 1_000 }), HANG_MS, 'acquire');
+      expect([ErrorCode.Backend, ErrorCode.Timeout], String(error)).toContain(codeOf(error));
       expect(ms).toBeLessThan(1_000 + SLACK_MS);
     } finally {
       await locks.close();
@@ -76,8 +62,8 @@ describe('every call is bounded when nothing listens (closed loopback port)', ()
     const locks = createMongoProvider({ url });
     try {
       const signal = AbortSignal.timeout(500);
-      const { ms, error } = await timed(() => locks.acquire('closed/abort', { waitMs: 30_000, signal }));
-      expect(error?.code, error?.message).toBe(ErrorCode.Aborted);
+      const { ms, error } = await timed(locks.acquire('closed/abort', { waitMs: 30_000, signal }), HANG_MS, 'acquire');
+      expect(codeOf(error), String(error)).toBe(ErrorCode.Aborted);
       expect(ms).toBeLessThan(500 + SLACK_MS);
     } finally {
       await locks.close();
@@ -94,16 +80,16 @@ describe('every call is bounded against a server that accepts and never answers'
 
   test('tryAcquire returns at the per-call timeout; close() leaves no connection open', async () => {
     const locks = createMongoProvider({ url: testUrl(`mongodb://127.0.0.1:${silent.port}/holdfast`), callTimeoutMs: 1_000, closeTimeoutMs: 1_000 });
-    const tried = await timed(() => locks.tryAcquire('silent/try'));
-    expect(tried.error?.code, tried.error?.message).toBe(ErrorCode.Backend);
+    const tried = await timed(locks.tryAcquire('silent/try'), HANG_MS, 'tryAcquire');
+    expect(codeOf(tried.error), String(tried.error)).toBe(ErrorCode.Backend);
     expect(tried.ms).toBeLessThan(1_000 + SLACK_MS);
-    const inspected = await timed(() => locks.inspect('silent/try'));
-    expect(inspected.error?.code, inspected.error?.message).toBe(ErrorCode.Backend);
+    const inspected = await timed(locks.inspect('silent/try'), HANG_MS, 'inspect');
+    expect(codeOf(inspected.error), String(inspected.error)).toBe(ErrorCode.Backend);
     expect(inspected.ms).toBeLessThan(1_000 + SLACK_MS);
-    const closed = await timed(() => locks.close());
+    const closed = await timed(locks.close(), HANG_MS, 'close');
     expect(closed.error).toBeUndefined();
     expect(closed.ms).toBeLessThan(1_000 + SLACK_MS);
-    await until(() => silent.sockets.size === 0, 2_000, `the driver's connections to the silent listener closed (${silent.sockets.size} open)`);
+    await until(() => silent.sockets.size === 0, 2_000, () => `the driver's connections to the silent listener closed (${silent.sockets.size} open)`);
   });
 });
 
@@ -129,19 +115,19 @@ describe.skipIf(ferretdbSkip !== null)('a hung server (FerretDB stopped with SIG
     expect(other).not.toBeNull();
     server.freeze();
     try {
-      const tried = await timed(() => locks.tryAcquire('hung/new'));
-      expect(tried.error?.code, tried.error?.message).toBe(ErrorCode.Backend);
+      const tried = await timed(locks.tryAcquire('hung/new'), HANG_MS, 'tryAcquire');
+      expect(codeOf(tried.error), String(tried.error)).toBe(ErrorCode.Backend);
       expect(tried.ms).toBeLessThan(1_000 + SLACK_MS);
-      const released = await timed(() => other!.release());
-      expect(released.error?.code, released.error?.message).toBe(ErrorCode.Backend);
+      const released = await timed(other!.release(), HANG_MS, 'release');
+      expect(codeOf(released.error), String(released.error)).toBe(ErrorCode.Backend);
       expect(released.ms).toBeLessThan(1_000 + SLACK_MS);
-      const closed = await timed(() => locks.close());
+      const closed = await timed(locks.close(), HANG_MS, 'close');
       expect(closed.error).toBeUndefined();
       expect(closed.ms).toBeLessThan(1_500 + SLACK_MS);
       // Its release could not be confirmed: the holder is told, not left believing it holds the lock.
       expect(held!.signal.aborted).toBe(true);
       // At once: left to the driver's own timeouts they would linger for seconds.
-      await until(() => tcpSockets() <= baseline, 300, `the driver's connections to the hung server closed (${tcpSockets() - baseline} left)`);
+      await until(() => tcpSockets() <= baseline, 300, () => `the driver's connections to the hung server closed (${tcpSockets() - baseline} left)`);
     } finally {
       server.thaw();
     }

@@ -1,4 +1,5 @@
 import { ErrorCode } from '@holdfast/core';
+import { abortTime, codeOf, lostWithin, until } from '@holdfast/test-harness/helpers';
 import { ferretdbBinary } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
 import { MongoClient, ObjectId } from 'mongodb';
@@ -10,14 +11,6 @@ import { RestartableFerretdb } from './restartable-ferretdb.js';
 const mongodb = await useBackend('mongodb');
 /** The lease the test URL sets as lockExpiration: what a MongoDB-written lock document (no lease field) gets. */
 const LEASE_MS = SHORT_TTL_MS;
-
-async function until(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -241,12 +234,12 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
       expect((failure as { code?: string } | null)?.code).toBe(ErrorCode.Backend);
       expect(holder.mongo.unlockQueue.size).toBe(1);
       // The holder cannot ping: its lock is lost before any contender could judge it expired.
-      const lost = await new Promise<unknown>((resolve) => kept!.signal.addEventListener('abort', () => resolve(kept!.signal.reason), { once: true }));
-      expect((lost as { code?: string }).code).toBe(ErrorCode.Lost);
+      const lost = await lostWithin(kept!, 10_000, 'the holder that cannot ping is told');
+      expect(codeOf(lost)).toBe(ErrorCode.Lost);
       await server.resume();
       const doc = () => raw.db().collection<LockDocument>('locks').findOne({ _id: 'queue/released' });
       // Queued: the failed release, and the lock declared lost while the holder could not ping.
-      await until(async () => holder.mongo.unlockQueue.size === 0, 10_000, 'the pinger drained the unlock queue');
+      await until(() => holder.mongo.unlockQueue.size === 0, 10_000, 'the pinger drained the unlock queue', { everyMs: 50 });
       expect((await doc())?.state).toBe(0);
       expect((await raw.db().collection<LockDocument>('locks').findOne({ _id: 'queue/kept' }))?.state).toBe(0);
       expect(await other.tryAcquire('queue/released')).not.toBeNull();
@@ -262,15 +255,16 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
     try {
       const lock = await holder.tryAcquire('wiped/held');
       expect(lock).not.toBeNull();
-      const lost = new Promise<number>((resolve) => lock!.signal.addEventListener('abort', () => resolve(Date.now()), { once: true }));
-      const restartedAt = Date.now();
+      const lostAt = abortTime(lock!.signal);
+      const restartedAt = performance.now();
       await server.restartEmpty();
-      const backAt = Date.now();
+      const backAt = performance.now();
       // The lock is free at once on the wiped server; the holder must hear of it within a few ping intervals (250 ms).
-      const lostAt = await Promise.race([lost, new Promise<number>((_, reject) => setTimeout(() => reject(new Error('the holder was never told')), 5_000))]);
-      console.info(`[wiped server] restart took ${backAt - restartedAt} ms; holder told ${lostAt - backAt} ms after the server was back`);
-      expect(lostAt).toBeGreaterThan(restartedAt);
-      expect(lostAt - backAt).toBeLessThan(2_000);
+      await lostWithin(lock!, 5_000, 'the holder of a lock wiped by the restart is told');
+      const toldAt = lostAt()!;
+      console.info(`[wiped server] restart took ${Math.round(backAt - restartedAt)} ms; holder told ${Math.round(toldAt - backAt)} ms after the server was back`);
+      expect(toldAt).toBeGreaterThan(restartedAt);
+      expect(toldAt - backAt).toBeLessThan(2_000);
       expect((lock!.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
       expect(await other.tryAcquire('wiped/held')).not.toBeNull();
     } finally {

@@ -1,5 +1,6 @@
 import { createLockProvider, ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
@@ -31,23 +32,6 @@ afterEach(async () => {
   for (const each of [server, ...three]) each?.resume();
   await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
-
-/** The outcome of `work` and how long it took, failing the test if it takes longer than `limitMs`. */
-async function timed(work: Promise<unknown>, limitMs: number, what: string): Promise<{ ms: number; error: unknown }> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still running after ${limitMs} ms`)), limitMs);
-  });
-  try {
-    const error = await Promise.race([work.then(() => undefined, (caught: unknown) => caught), timeUp]);
-    return { ms: performance.now() - started, error };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 
 describe('a host that accepts connections and never answers', { timeout: 30_000 }, () => {
   const url = `redis://${hung.address.host}:${hung.address.port}`;
@@ -95,9 +79,8 @@ describe('a host that accepts connections and never answers', { timeout: 30_000 
     const closed = await timed(locks.close(), 3000, 'close');
     expect(closed.error).toBeUndefined();
     expect(closed.ms).toBeLessThan(500);
-    const deadline = Date.now() + 300;
-    while (hung.openConnections > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(hung.openConnections, 'close() left connections open to the hung host').toBe(0);
+    await until(() => hung.openConnections === 0, 300, () => `close() closes its connections to the hung host (${hung.openConnections} open)`, { everyMs: 10 });
+    expect(hung.openConnections).toBe(0);
   });
 });
 
@@ -131,13 +114,8 @@ describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, (
     expect(codeOf(error)).toBe(ErrorCode.Backend);
     server!.resume();
     // The queued grant script runs first, the release after it on the same connection.
-    const deadline = Date.now() + 3000;
-    let info = await observer.inspect(key);
-    while (info !== null && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      info = await observer.inspect(key);
-    }
-    expect(info, 'the late grant is still held').toBeNull();
+    await until(async () => (await observer.inspect(key)) === null, 3000, 'the late grant is let go', { everyMs: 50 });
+    expect(await observer.inspect(key), 'the late grant is still held').toBeNull();
     const next = await observer.tryAcquire(key);
     expect(next).not.toBeNull();
     await next!.release();

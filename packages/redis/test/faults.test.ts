@@ -1,4 +1,5 @@
-import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
@@ -23,30 +24,6 @@ afterEach(async () => {
   await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
 
-function codeOf(error: unknown): string | undefined {
-  return (error as { code?: string } | null)?.code;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
-
-function lostWithin(lock: Lock, ms: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    if (lock.signal.aborted) return resolve(lock.signal.reason);
-    const timer = setTimeout(() => reject(new Error(`signal not aborted within ${ms} ms`)), ms);
-    lock.signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve(lock.signal.reason);
-    });
-  });
-}
-
 /** The value of the lock key (default prefix) on each node, read directly (null: the node has no such key). */
 async function valuesOnNodes(set: RedisSet, key: string): Promise<(string | null)[]> {
   return Promise.all(
@@ -60,14 +37,6 @@ async function valuesOnNodes(set: RedisSet, key: string): Promise<(string | null
       }
     }),
   );
-}
-
-async function until(condition: () => Promise<boolean>, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe.skipIf(!five)('quorum of 5 under faults', { timeout: 60_000 }, () => {
@@ -89,11 +58,11 @@ describe.skipIf(!five)('quorum of 5 under faults', { timeout: 60_000 }, () => {
 
       await set.kill(2);
       const started = Date.now();
-      const error = await rejection(a.tryAcquire(newKey()));
+      const error = await rejection(within(a.tryAcquire(newKey()), 5000, 'tryAcquire with 3 of 5 down'));
       expect(codeOf(error)).toBe(ErrorCode.Backend);
       expect(String((error as Error).message)).toMatch(/3 of 5 nodes failed/);
       expect(Date.now() - started).toBeLessThan(1000);
-      expect(codeOf(await rejection(a.acquire(newKey(), { waitMs: 500 })))).toBe(ErrorCode.Backend);
+      expect(codeOf(await rejection(within(a.acquire(newKey(), { waitMs: 500 }), 5000, 'acquire with 3 of 5 down')))).toBe(ErrorCode.Backend);
     } finally {
       await Promise.all([0, 1, 2].map((i) => set.restart(i)));
     }
@@ -166,7 +135,7 @@ describe.skipIf(!one)('single node under faults', { timeout: 60_000 }, () => {
     try {
       expect(codeOf(await lostWithin(lock!, ttlMs + 500))).toBe(ErrorCode.Lost);
       const started = Date.now();
-      expect(codeOf(await rejection(locks.tryAcquire(newKey())))).toBe(ErrorCode.Backend);
+      expect(codeOf(await rejection(within(locks.tryAcquire(newKey()), 5000, 'tryAcquire of a dead server')))).toBe(ErrorCode.Backend);
       expect(Date.now() - started).toBeLessThan(500);
     } finally {
       await set.restart(0);

@@ -1,4 +1,5 @@
 import { createLockProvider, ErrorCode, type LockProvider } from '@holdfast/core';
+import { until } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -49,11 +50,7 @@ describe.skipIf(!redis.url)(`keys in Redis (${redis.label})`, { timeout: 20_000 
       [`holdfast:${key}//holdfast`]: ['fence'],
       [`holdfast:${key}//holder`]: ['at', 'id', 'owner', 'reason', 'token'],
     });
-    const deadline = Date.now() + 3000;
-    while ((await raw!.exists(`holdfast:${key}`)) === 1) {
-      if (Date.now() > deadline) throw new Error('the lock key did not expire within 3 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until(async () => (await raw!.exists(`holdfast:${key}`)) === 0, 3000, 'the lock key expires');
     expect(await keysUnder(`holdfast:${key}`)).toEqual({ [`holdfast:${key}//holdfast`]: ['fence'] });
     expect(await locks.inspect(key)).toBeNull();
 

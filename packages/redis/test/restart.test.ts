@@ -1,4 +1,5 @@
 import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { lostWithin } from '@holdfast/test-harness/helpers';
 import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
@@ -109,7 +110,7 @@ describe.skipIf(!single)('a primary turned into a replica (a failover that keeps
       const demotedAt = Date.now();
       // The other server stands for the promoted replica; the demoted one keeps its clients connected.
       expect(await admin.replicaof('127.0.0.1', single!.port)).toBe('OK');
-      await until(() => holder!.signal.aborted, ttlMs, 'holder told after its server became a replica');
+      await lostWithin(holder!, ttlMs, 'holder told after its server became a replica');
       expect(Date.now() - demotedAt, 'told at the first renewal (ttl/3), not at the safety deadline (0.9 ttl)').toBeLessThan(ttlMs / 3 + 700);
       expect((holder!.signal.reason as { message?: string }).message).toMatch(/READONLY/);
       await expect(locks.tryAcquire(newKey())).rejects.toMatchObject({ code: ErrorCode.Backend });
@@ -155,11 +156,3 @@ describe.skipIf(!three)('a quorum of 3 with nodes restarted without persistence'
     await granted.lock.release();
   });
 });
-
-async function until(condition: () => boolean | Promise<boolean>, withinMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -4,7 +4,8 @@ import { createInterface } from 'node:readline';
 import { expect, test } from 'vitest';
 import { childScript } from '../faults/child-script.js';
 import type { CaseFactory } from './suite-types.js';
-import { elapsed, skipBecause } from './support.js';
+import { elapsed } from '../helpers/index.js';
+import { skipBecause } from './support.js';
 
 /** A child process starts Node, imports the adapter and connects: generous, but bounded. */
 const CHILD_START_MS = 20_000;

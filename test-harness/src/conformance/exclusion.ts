@@ -1,7 +1,7 @@
 import { ErrorCode, type Lock, MAX_KEY_BYTES } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import type { CaseFactory } from './suite-types.js';
-import { codeOf, rejection } from './support.js';
+import { codeOf, rejection } from '../helpers/index.js';
 import { BAD_KEYS } from './bad-input.js';
 
 /**

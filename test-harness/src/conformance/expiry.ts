@@ -3,7 +3,8 @@ import { expect, test } from 'vitest';
 import { expectsExpiry, expectsInspectExpiry } from './expectations.js';
 import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
-import { abortTime, abortedWithin, codeOf, delay, rejection } from './support.js';
+import { abortTime, abortedWithin, codeOf, rejection } from '../helpers/index.js';
+import { delay } from './support.js';
 
 /** How many TTLs the long hold lasts (at least; longer where the backend's grace needs it). */
 const LONG_HOLD_TTLS = 3;

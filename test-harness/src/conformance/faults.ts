@@ -2,14 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { ErrorCode, type Lock } from '@holdfast/core';
 import { type TestContext, expect, test } from 'vitest';
-import { bounded, errorCode, pollUntil, settle } from '../faults/bounded.js';
 import { childScript } from '../faults/child-script.js';
 import { FaultRig } from '../faults/fault-rig.js';
 import type { FaultHooks } from '../faults/hooks.js';
 import type { CutMode } from '../faults/tcp-proxy.js';
+import { abortTime, abortedWithin, codeOf, elapsed, rejection, settle, until, within } from '../helpers/index.js';
 import { FencedResource } from './fencing.js';
 import type { CaseFactory } from './suite-types.js';
-import { type CaseContext, abortedWithin, elapsed, rejection, skipBecause, abortTime } from './support.js';
+import { type CaseContext, skipBecause } from './support.js';
 
 /** Bounds the fault cases give the providers they build, so a hung server costs seconds, not minutes. */
 const HUNG_CALL_TIMEOUT_MS = 1000;
@@ -37,17 +37,17 @@ export function faultCases(cases: CaseFactory): void {
     const provider = await setup.rig.providerAt(hung.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
     const key = c.key();
 
-    const tried = await elapsed(() => rejection(bounded(provider.tryAcquire(key), HUNG_CALL_TIMEOUT_MS + slack * 3, 'tryAcquire against a hung server')));
-    expect(errorCode(tried.value), 'tryAcquire against a hung server must fail with a BackendError').toBe(ErrorCode.Backend);
+    const tried = await elapsed(() => rejection(within(provider.tryAcquire(key), HUNG_CALL_TIMEOUT_MS + slack * 3, 'tryAcquire against a hung server')));
+    expect(codeOf(tried.value), 'tryAcquire against a hung server must fail with a BackendError').toBe(ErrorCode.Backend);
     expect(tried.ms, `tryAcquire against a hung server must fail within callTimeoutMs (${HUNG_CALL_TIMEOUT_MS}) + slack`).toBeLessThan(
       HUNG_CALL_TIMEOUT_MS + slack,
     );
     expect(hung.connectionsAccepted, 'the provider never connected to the address it was given').toBeGreaterThan(0);
 
     const waitMs = 1500;
-    const waited = await elapsed(() => rejection(bounded(provider.acquire(key, { waitMs }), waitMs + slack * 3, 'acquire({ waitMs: 1500 }) against a hung server')));
+    const waited = await elapsed(() => rejection(within(provider.acquire(key, { waitMs }), waitMs + slack * 3, 'acquire({ waitMs: 1500 }) against a hung server')));
     expect([ErrorCode.Backend, ErrorCode.Timeout], 'a waiting acquire against a hung server must end in a BackendError or a timeout').toContain(
-      errorCode(waited.value),
+      codeOf(waited.value),
     );
     expect(waited.ms, `acquire({ waitMs: ${waitMs} }) against a hung server must give up within waitMs + slack`).toBeLessThan(waitMs + slack);
 
@@ -55,16 +55,16 @@ export function faultCases(cases: CaseFactory): void {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), abortAfterMs);
     const aborted = await elapsed(() =>
-      rejection(bounded(provider.acquire(key, { signal: controller.signal }), abortAfterMs + slack * 3, 'an aborted acquire against a hung server')),
+      rejection(within(provider.acquire(key, { signal: controller.signal }), abortAfterMs + slack * 3, 'an aborted acquire against a hung server')),
     ).finally(() => clearTimeout(timer));
-    expect(errorCode(aborted.value), 'an acquire aborted by its signal must fail with LockAbortedError').toBe(ErrorCode.Aborted);
+    expect(codeOf(aborted.value), 'an acquire aborted by its signal must fail with LockAbortedError').toBe(ErrorCode.Aborted);
     expect(aborted.ms, `a signal aborted at ${abortAfterMs} ms must be honoured within slack while a call hangs`).toBeLessThan(abortAfterMs + slack);
 
-    const closed = await elapsed(() => bounded(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a hung server'));
+    const closed = await elapsed(() => within(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a hung server'));
     expect(closed.ms, `close() with a hung server must return within closeTimeoutMs (${HUNG_CLOSE_TIMEOUT_MS}) + slack`).toBeLessThan(
       HUNG_CLOSE_TIMEOUT_MS + slack,
     );
-    await pollUntil(() => hung.openConnections === 0, slack, () => `close() left ${hung.openConnections} connection(s) open to the hung server`);
+    await until(() => hung.openConnections === 0, slack, () => `close() left ${hung.openConnections} connection(s) open to the hung server`);
   });
 
   test.concurrent('F2. close() while holding a lock on a server that stopped answering returns in time and reports the lock lost', async (t) => {
@@ -74,15 +74,15 @@ export function faultCases(cases: CaseFactory): void {
     const slack = c.timing.slackMs;
     const proxy = await setup.rig.proxy();
     const provider = await setup.rig.providerAt(proxy.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
-    const lock = await bounded(provider.tryAcquire(c.key()), HUNG_CALL_TIMEOUT_MS + slack, 'tryAcquire of a free key through the proxy');
+    const lock = await within(provider.tryAcquire(c.key()), HUNG_CALL_TIMEOUT_MS + slack, 'tryAcquire of a free key through the proxy');
     expect(lock, 'a free key must be granted through the proxy').not.toBeNull();
     proxy.pause();
-    const closed = await elapsed(() => bounded(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a lock held and the server hung'));
+    const closed = await elapsed(() => within(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a lock held and the server hung'));
     expect(closed.ms, `close() must return within closeTimeoutMs (${HUNG_CLOSE_TIMEOUT_MS}) + slack whatever the server does`).toBeLessThan(
       HUNG_CLOSE_TIMEOUT_MS + slack,
     );
     expect(lock!.signal.aborted, 'a lock whose release could not be confirmed must end').toBe(true);
-    expect(errorCode(lock!.signal.reason), 'a lock whose release was not confirmed must be reported lost, not released').toBe(ErrorCode.Lost);
+    expect(codeOf(lock!.signal.reason), 'a lock whose release was not confirmed must be reported lost, not released').toBe(ErrorCode.Lost);
   });
 
   const stalls: [step: number, call: 'tryAcquire' | 'acquire'][] = [
@@ -132,9 +132,9 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
   const proxy = await rig.proxy();
   const a = await rig.providerAt(proxy.address, { callTimeoutMs, closeTimeoutMs: 2000 });
   const [b, observer] = await c.providers2();
-  const warm = await bounded(a.tryAcquire(c.key('warm-up')), callTimeoutMs, 'a warm-up grant through the proxy');
+  const warm = await within(a.tryAcquire(c.key('warm-up')), callTimeoutMs, 'a warm-up grant through the proxy');
   expect(warm, 'a free key must be granted through the proxy').not.toBeNull();
-  await bounded(warm!.release(), callTimeoutMs, 'release of the warm-up grant');
+  await within(warm!.release(), callTimeoutMs, 'release of the warm-up grant');
 
   const key = c.key();
   const resource = new FencedResource();
@@ -146,7 +146,7 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
     if (outcome.value) aAbortedAt = abortTime(outcome.value.signal);
     return outcome;
   });
-  const engaged = await bounded(Promise.race([hold.engaged, aGrab.then(() => undefined)]), callTimeoutMs + slack, `A's ${call}`);
+  const engaged = await within(Promise.race([hold.engaged, aGrab.then(() => undefined)]), callTimeoutMs + slack, `A's ${call}`);
   if (!engaged) {
     hold.cancel();
     // A's grab needed fewer than `step` writes: nothing was stalled, and the key was free.
@@ -154,20 +154,20 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
     console.log(`[conformance] ${c.target.name}: a ${call} sent fewer than ${step} writes; the stall case reduces to plain exclusion`);
     expect(outcome.error, `A's ${call} of a free key failed`).toBeUndefined();
     expect(outcome.value, `A's ${call} of a free key was refused`).toBeTruthy();
-    expect(await bounded(observer.tryAcquire(key), callTimeoutMs, 'an observer tryAcquire'), 'a held key was granted again').toBeNull();
+    expect(await within(observer.tryAcquire(key), callTimeoutMs, 'an observer tryAcquire'), 'a held key was granted again').toBeNull();
     return;
   }
   console.log(`[conformance] ${c.target.name}: ${call} write ${step} held for ${stallMs} ms: ${engaged.bytes} bytes "${engaged.preview}"`);
 
   // While A's request is stalled on the way, B asks the server directly; it may get the key.
   const bWaitMs = Math.max(stallMs - Math.min(500, stallMs / 4), 200);
-  const bOutcome = await settle(bounded(b.acquire(key, { waitMs: bWaitMs }), bWaitMs + slack * 2, "B's acquire during A's stall"));
-  if (bOutcome.error !== undefined) expect(errorCode(bOutcome.error), "B's acquire may time out (A got there first), not fail").toBe(ErrorCode.Timeout);
+  const bOutcome = await settle(within(b.acquire(key, { waitMs: bWaitMs }), bWaitMs + slack * 2, "B's acquire during A's stall"));
+  if (bOutcome.error !== undefined) expect(codeOf(bOutcome.error), "B's acquire may time out (A got there first), not fail").toBe(ErrorCode.Timeout);
   const bLock: Lock | undefined = bOutcome.value;
   const bGrantedAt = performance.now();
   if (bLock) expect(resource.write(bLock.token, 'B'), "B's first fenced write").toBe(true);
 
-  const aOutcome = await bounded(aGrab, stallMs + callTimeoutMs + slack * 2, `A's stalled ${call}`);
+  const aOutcome = await within(aGrab, stallMs + callTimeoutMs + slack * 2, `A's stalled ${call}`);
   const aLock = aOutcome.value ?? null;
   if (aLock) {
     const aHeldFirstAndWasTold = bLock !== undefined && aLock.token < bLock.token && (aAbortedAt() ?? Infinity) <= bGrantedAt;
@@ -177,7 +177,7 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
     ).toBe(true);
     if (!aHeldFirstAndWasTold) expect(resource.write(aLock.token, 'A'), "A's fenced write after a legitimate grant").toBe(true);
   }
-  await bounded(hold.released, stallMs + slack, 'the held write is passed on');
+  await within(hold.released, stallMs + slack, 'the held write is passed on');
   if (!bLock) {
     expect(aLock, 'neither A nor B got the free key').not.toBeNull();
     return;
@@ -186,7 +186,7 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
   // reports or has been told it lost the lock. Watching needs time; there is no event to wait for.
   const watchUntil = performance.now() + slack;
   while (performance.now() < watchUntil && !bLock.signal.aborted) {
-    const info = await bounded(observer.inspect(key), callTimeoutMs, 'inspect after the stalled write landed');
+    const info = await within(observer.inspect(key), callTimeoutMs, 'inspect after the stalled write landed');
     if (bLock.signal.aborted) break;
     expect(info?.token, `after A's stalled write landed the server no longer reports B (token ${bLock.token}) as holder, yet B was not told`).toBe(
       bLock.token,
@@ -196,7 +196,7 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
   const bWriteAccepted = resource.write(bLock.token, 'B again');
   if (!bWriteAccepted) expect(bLock.signal.aborted, 'B still believes it holds the lock, but a newer token has written').toBe(true);
   if (!bLock.signal.aborted) {
-    expect(await bounded(observer.tryAcquire(key), callTimeoutMs, 'an observer tryAcquire'), 'a key held by B was granted again').toBeNull();
+    expect(await within(observer.tryAcquire(key), callTimeoutMs, 'an observer tryAcquire'), 'a key held by B was granted again').toBeNull();
   }
 }
 
@@ -249,11 +249,11 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   const held = await lines.next('HELD ', 20_000);
   const childToken = BigInt(held.slice('HELD '.length));
   const parent = await c.provider();
-  expect(await bounded(parent.tryAcquire(key), slack * 2, 'tryAcquire of the child-held key'), 'a key held by the child process was granted').toBeNull();
+  expect(await within(parent.tryAcquire(key), slack * 2, 'tryAcquire of the child-held key'), 'a key held by the child process was granted').toBeNull();
 
   child.kill('SIGSTOP');
   const bound = ttlMs + c.timing.graceMs + slack;
-  const taken = await elapsed(() => bounded(parent.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "the parent's acquire while the holder is paused"));
+  const taken = await elapsed(() => within(parent.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "the parent's acquire while the holder is paused"));
   const resource = new FencedResource();
   expect(taken.value.token, 'the successor must get a higher token').toBeGreaterThan(childToken);
   expect(resource.write(taken.value.token, 'parent'), "the successor's fenced write").toBe(true);
@@ -269,7 +269,7 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   expect(lost, 'the resumed holder must be told it lost the lock (LockLostError)').toBe(`LOST ${ErrorCode.Lost}`);
   // The resumed child must not take the key back: the parent still holds it, as far as it and the server know.
   expect(taken.value.signal.aborted, "the successor's lock ended after the paused holder resumed").toBe(false);
-  expect(await bounded(taken.value.isHeld(), slack * 2, "the successor's isHeld()"), 'the successor no longer holds the lock after the paused holder resumed').toBe(true);
+  expect(await within(taken.value.isHeld(), slack * 2, "the successor's isHeld()"), 'the successor no longer holds the lock after the paused holder resumed').toBe(true);
 }
 
 async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: FaultRig }, mode: CutMode): Promise<void> {
@@ -280,7 +280,7 @@ async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: 
   const b = await c.provider();
   const key = c.key();
   const resource = new FencedResource();
-  const aLock = await bounded(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
+  const aLock = await within(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
   expect(resource.write(aLock.token, 'A'), "A's fenced write").toBe(true);
 
   proxy.cut(mode);
@@ -288,11 +288,11 @@ async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: 
   let abortedAt: number | undefined;
   aLock.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
   const bound = ttlMs + c.timing.graceMs + slack;
-  const bOutcome = await settle(bounded(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's connection was cut"));
+  const bOutcome = await settle(within(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's connection was cut"));
   const aToldInTime = aLock.signal.aborted;
   expect(bOutcome.error, 'B never got the lock after A was cut off').toBeUndefined();
   expect(aToldInTime, `B was granted ${Math.round(bOutcome.at - cutAt)} ms after the cut while A was not yet told it lost the lock`).toBe(true);
-  expect(errorCode(aLock.signal.reason), "A's signal must carry a LockLostError").toBe(ErrorCode.Lost);
+  expect(codeOf(aLock.signal.reason), "A's signal must carry a LockLostError").toBe(ErrorCode.Lost);
   expect(abortedAt! - cutAt, 'A must be told within TTL + grace + slack of the cut').toBeLessThan(bound);
   expect(bOutcome.at - cutAt, 'B must get the lock within TTL + grace + slack (+ a wake-up) of the cut').toBeLessThan(bound + c.timing.promptWakeMs);
   const bLock = bOutcome.value!;
@@ -309,7 +309,7 @@ async function lostThenReconnected(c: CaseContext, rig: FaultRig): Promise<void>
   const a = await rig.providerAt(proxy.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
   const b = await c.provider();
   const key = c.key();
-  const aLock = await bounded(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
+  const aLock = await within(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
   proxy.pause();
   await abortedWithin(aLock.signal, bound).catch(() => {
     throw new Error(`A was not told it lost the lock within TTL + grace + slack (${bound} ms) of its server going silent`);
@@ -317,7 +317,7 @@ async function lostThenReconnected(c: CaseContext, rig: FaultRig): Promise<void>
   // The server answers A again (with whatever A sent meanwhile): A must not keep the lost lock alive.
   proxy.resume();
   const resumedAt = performance.now();
-  const bOutcome = await settle(bounded(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's loss"));
+  const bOutcome = await settle(within(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's loss"));
   expect(
     bOutcome.error,
     'the lock stayed held on the server after its holder was told it lost it and the server answered again (a session or heartbeat kept it alive)',

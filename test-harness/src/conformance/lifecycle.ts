@@ -3,7 +3,8 @@ import { expect, test } from 'vitest';
 import { BAD_KEYS } from './bad-input.js';
 import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
-import { codeOf, delay, elapsed, rejection, skipBecause } from './support.js';
+import { codeOf, elapsed, rejection } from '../helpers/index.js';
+import { delay, skipBecause } from './support.js';
 
 async function expectInvalidArguments(c: CaseContext, locks: LockProvider, key: string): Promise<void> {
   const minTtl = locks.capabilities.minTtlMs;

@@ -2,7 +2,7 @@ import { ErrorCode } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import { takeOver } from './expiry.js';
 import type { CaseFactory } from './suite-types.js';
-import { abortedWithin, codeOf, rejection } from './support.js';
+import { abortedWithin, codeOf, rejection } from '../helpers/index.js';
 
 /** How long a signal that must stay quiet is watched after a stale handle's release. */
 const QUIET_MS = 300;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Capabilities, LockProvider } from '@holdfast/core';
 import type { TestContext } from 'vitest';
+import { elapsed, until, within } from '../helpers/index.js';
 import { LeakBaseline } from './leak-baseline.js';
 import type { ConformanceTarget, ResolvedTiming } from './target.js';
 
@@ -40,17 +41,12 @@ export class CaseContext {
    * (default: one backend call's bound), so a hanging implementation fails this case quickly.
    */
   within<T>(what: string, work: Promise<T>, ms = this.timing.callMs): Promise<T> {
-    return boundedBy(work, ms, what);
+    return within(work, ms, what);
   }
 
-  /** Resolves once `check()` is true; fails naming the behaviour if it is still false after `ms`. */
-  async until(what: string, check: () => Promise<boolean> | boolean, ms: number, everyMs = 10): Promise<number> {
-    const start = performance.now();
-    for (;;) {
-      if (await this.within(`${what} (a check of it)`, Promise.resolve(check()))) return performance.now() - start;
-      if (performance.now() - start > ms) throw new Error(`${what}: still not true after ${ms} ms`);
-      await delay(everyMs);
-    }
+  /** Resolves once `check()` is true; fails naming the behaviour if it is still false after `ms` (each check bounded by one call's bound). */
+  until(what: string, check: () => Promise<boolean> | boolean, ms: number, everyMs = 10): Promise<number> {
+    return until(check, ms, what, { everyMs, checkMs: this.timing.callMs });
   }
 
   /**
@@ -91,14 +87,6 @@ export function resolveTiming(target: ConformanceTarget, capabilities: Capabilit
   };
 }
 
-export function boundedBy<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${Math.round(ms)} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -108,50 +96,8 @@ export function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** Resolves with the signal's reason once it aborts; rejects naming `what` if that takes longer than `withinMs`. */
-export function abortedWithin(signal: AbortSignal, withinMs: number, what = 'the signal aborts'): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      reject(new Error(`${what}: signal did not abort within ${Math.round(withinMs)} ms`));
-    }, withinMs);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Records when a signal aborts (performance.now()), so a case can compare it with other moments. */
-export function abortTime(signal: AbortSignal): () => number | undefined {
-  let at: number | undefined = signal.aborted ? performance.now() : undefined;
-  if (at === undefined) signal.addEventListener('abort', () => (at = performance.now()), { once: true });
-  return () => at;
-}
-
 /** Skips the running test with a reason that is printed, never silently. */
 export function skipBecause(test: TestContext, reason: string): void {
   console.log(`[conformance] skipped "${test.task.name}": ${reason}`);
   test.skip(reason);
-}
-
-export async function elapsed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  const value = await fn();
-  return { value, ms: performance.now() - start };
-}
-
-export async function rejection(promise: Promise<unknown>, what = 'the call'): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error(`${what}: expected it to reject, it resolved`);
-}
-
-export function codeOf(error: unknown): string | undefined {
-  return (error as { code?: string } | null | undefined)?.code;
 }

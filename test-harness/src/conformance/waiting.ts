@@ -2,7 +2,8 @@ import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
-import { codeOf, delay, elapsed, median, rejection, skipBecause } from './support.js';
+import { codeOf, elapsed, rejection } from '../helpers/index.js';
+import { delay, median, skipBecause } from './support.js';
 
 /**
  * Time given to a just-started acquire to reach its wait. Inherent: nothing in the public API tells

@@ -1,6 +1,6 @@
 import type { LockProvider } from '@holdfast/core';
 import type { ServerAddress } from './address.js';
-import { bounded } from './bounded.js';
+import { within } from '../helpers/index.js';
 import type { FaultHooks, FaultProviderOptions } from './hooks.js';
 import { type HungListener, hungListener } from './hung-listener.js';
 import { FaultProxy } from './tcp-proxy.js';
@@ -31,7 +31,7 @@ export class FaultRig {
   }
 
   async providerAt(address: ServerAddress, options: FaultProviderOptions): Promise<LockProvider> {
-    const provider = await bounded(
+    const provider = await within(
       Promise.resolve(this.hooks.createProviderAt(address, options)),
       CREATE_BOUND_MS,
       `createProviderAt(${address.host}:${address.port}) returns without waiting for the server`,
@@ -42,7 +42,7 @@ export class FaultRig {
 
   async dispose(): Promise<void> {
     await Promise.allSettled(
-      this.providers.map(({ provider, closeTimeoutMs }) => bounded(provider.close(), closeTimeoutMs + CREATE_BOUND_MS, 'close()')),
+      this.providers.map(({ provider, closeTimeoutMs }) => within(provider.close(), closeTimeoutMs + CREATE_BOUND_MS, 'close()')),
     );
     await Promise.allSettled(this.fixtures.map((fixture) => fixture.close()));
   }
