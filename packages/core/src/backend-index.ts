@@ -13,3 +13,6 @@ export { validateTtl } from './validation.js';
 export { DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 export { checkOptionNames } from './option-names.js';
 export type { OptionNames } from './option-names.js';
+export { safetyDeadline, safetyMargin } from './renewal-policy.js';
+/** The longest lease an adapter offers when its server sets no lower limit: 7 days. */
+export const MAX_TTL_MS = 7 * 24 * 3_600_000;
