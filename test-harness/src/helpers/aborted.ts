@@ -20,7 +20,11 @@ export function abortedWithin(signal: AbortSignal, withinMs: number, what: What 
 }
 
 /** A lock's holder being told it lost the lock: {@link abortedWithin} on `lock.signal`, resolving with the reason. */
-export function lostWithin(lock: { readonly signal: AbortSignal }, withinMs: number, what: What = 'the holder is told it lost the lock'): Promise<unknown> {
+export function lostWithin(
+  lock: { readonly signal: AbortSignal },
+  withinMs: number,
+  what: What = 'the holder is told it lost the lock',
+): Promise<unknown> {
   return abortedWithin(lock.signal, withinMs, what);
 }
 

@@ -17,7 +17,12 @@ export interface UntilOptions {
  * For states that announce no event (a socket count, a key on a server): where an event exists, await the
  * event instead (see {@link abortedWithin}).
  */
-export async function until(check: () => boolean | Promise<boolean>, withinMs: number, what: What, options: UntilOptions = {}): Promise<number> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  withinMs: number,
+  what: What,
+  options: UntilOptions = {},
+): Promise<number> {
   const { everyMs = DEFAULT_EVERY_MS, checkMs = withinMs } = options;
   const started = performance.now();
   for (;;) {
