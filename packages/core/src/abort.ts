@@ -14,6 +14,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Resolves after `ms`, or as soon as `signal` aborts (never rejects); leaves nothing behind.
+ * `keepAlive: false` lets the process exit during the pause (background clean-ups).
+ */
+export function pause(ms: number, signal: AbortSignal, keepAlive = true): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    if (!keepAlive) timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** A controller aborted when any of `signals` aborts; `dispose()` detaches it from them. */
 export function linkedController(...signals: (AbortSignal | undefined)[]): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();

@@ -10,6 +10,8 @@ export const ErrorCode = {
   Backend: 'HOLDFAST_BACKEND',
   ProviderClosed: 'HOLDFAST_PROVIDER_CLOSED',
   AdapterMissing: 'HOLDFAST_ADAPTER_MISSING',
+  LeaderWorkFailed: 'HOLDFAST_LEADER_WORK_FAILED',
+  LeaderWorkOverran: 'HOLDFAST_LEADER_WORK_OVERRAN',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -115,4 +117,21 @@ export class AdapterMissingError extends HoldfastError {
 
 export function isHoldfastError(value: unknown, code?: ErrorCode): value is HoldfastError {
   return value instanceof HoldfastError && (code === undefined || (value as HoldfastError).code === code);
+}
+
+/** An election's leader work threw; the term ended (the lock was released) and the election campaigns again. */
+export class LeaderWorkError extends HoldfastError {
+  constructor(readonly key: string, cause: unknown) {
+    super(ErrorCode.LeaderWorkFailed, `the leader work for "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * An election's leader work kept running `graceMs` after its signal aborted (leadership lost or
+ * resigned). This instance stays out of the election until the work returns.
+ */
+export class LeaderWorkOverrunError extends HoldfastError {
+  constructor(readonly key: string, readonly graceMs: number) {
+    super(ErrorCode.LeaderWorkOverran, `the leader work for "${key}" ignored its signal for ${graceMs} ms after leadership ended; not campaigning until it returns`);
+  }
 }

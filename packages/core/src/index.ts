@@ -1,5 +1,17 @@
 export * from './errors.js';
-export type { AcquireOptions, Capabilities, ListOptions, Lock, LockInfo, LockProvider, WakeUpStyle } from './types.js';
+export type {
+  AcquireOptions,
+  Capabilities,
+  ElectOptions,
+  Election,
+  Leadership,
+  ListOptions,
+  Lock,
+  LockInfo,
+  LockProvider,
+  ObserveOptions,
+  WakeUpStyle,
+} from './types.js';
 export { withLock } from './with-lock.js';
 export { ADAPTER_PACKAGES, configuredUrl, createLockProvider, redactUrl, registerAdapter } from './registry.js';
 export type { AdapterModule, CreateLockProviderOptions } from './registry.js';

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { linkedController, sleep } from './abort.js';
+import { linkedController, pause, sleep } from './abort.js';
 import { type BackendGrant, type Busy, type GrantRequest, type LockBackend, busy } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import {
@@ -16,7 +16,9 @@ import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { safetyDeadline } from './renewal-policy.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
-import type { AcquireOptions, Capabilities, ListOptions, Lock, LockInfo, LockProvider } from './types.js';
+import type { AcquireOptions, Capabilities, ElectOptions, Election, ListOptions, Lock, LockInfo, LockProvider, ObserveOptions } from './types.js';
+import { CampaigningElection, type LeaderWork } from './election.js';
+import { observeHolder } from './observe.js';
 import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey, validateListOptions } from './validation.js';
 import { toBackendError } from './wrap-backend-error.js';
 
@@ -89,12 +91,14 @@ class CoreLockProvider implements LockProvider {
   /** What every lock handle of this provider shares: built once, not per grant. */
   private readonly lockContext: HeldLockContext;
   private closed: Promise<void> | undefined;
+  private readonly logger: Logger | undefined;
 
   constructor(
     private readonly backendImpl: LockBackend,
     options: ProviderOptions,
   ) {
     this.owner = options.owner ?? defaultOwnerId();
+    this.logger = options.logger;
     // Every waiting acquire listens to this signal; thousands of waiters are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
     this.pollIntervalMs = positiveMs(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS);
@@ -174,6 +178,29 @@ class CoreLockProvider implements LockProvider {
     this.assertOpen();
     const prefix = validateListOptions(options);
     return this.caller.run('list', (call) => this.backendImpl.list(prefix, call));
+  }
+
+  elect(key: string, work: LeaderWork, options: ElectOptions = {}): Election {
+    this.assertOpen();
+    const report = options?.onError ?? ((error: Error) => this.logger?.warn({ backend: this.backend, owner: this.owner, key, error }, `holdfast: election for "${key}": ${error.message}`));
+    return new CampaigningElection(this, key, work, options, report);
+  }
+
+  observe(key: string, options: ObserveOptions = {}): AsyncIterableIterator<LockInfo | null> {
+    this.assertOpen();
+    validateKey(key);
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+    return observeHolder({
+      key,
+      signal: options.signal,
+      closing: this.closing.signal,
+      inspect: (signal) => this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call), { signal }),
+      waitForRelease: this.backendImpl.waitForChange
+        ? (signal, timeoutMs) => this.backendImpl.waitForChange!(key, NOTHING_YET, { signal, timeoutMs })
+        : undefined,
+      pollIntervalMs: this.pollIntervalMs,
+    });
   }
 
   async forceRelease(key: string): Promise<boolean> {
@@ -268,12 +295,12 @@ class CoreLockProvider implements LockProvider {
     const giveUpAt = Date.now() + 2 * Math.max(ttlMs, MIN_LET_GO_WINDOW_MS);
     this.inBackground(
       (async () => {
-        for (let pause = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; pause = Math.min(2 * pause, 2000)) {
+        for (let delayMs = 100; !this.closing.signal.aborted && Date.now() < giveUpAt; delayMs = Math.min(2 * delayMs, 2000)) {
           try {
             await this.caller.run('release', (call) => grant.release(call));
             return;
           } catch {
-            await quietPause(pause, this.closing.signal);
+            await pause(delayMs, this.closing.signal, false);
           }
         }
       })(),
@@ -466,19 +493,6 @@ function positiveMs(value: number | undefined, name: string, fallback: number): 
     throw new InvalidArgumentError(name, `expected a positive number of ms, got ${String(value)}`);
   }
   return value;
-}
-
-/** A pause that neither keeps the process alive nor outlives close(). */
-function quietPause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms).unref();
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Waits for the promises to settle, but not beyond `deadline`. */

@@ -75,6 +75,52 @@ export interface LockInfo {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** What a leader's work function gets: its term's token and a signal that aborts when leadership ends. */
+export interface Leadership {
+  readonly key: string;
+  /** The lock's fencing token: strictly increasing per key across terms and holders. */
+  readonly token: bigint;
+  /** Aborts the moment leadership is in doubt (lost lock), on resign(), or when the provider closes. */
+  readonly signal: AbortSignal;
+  readonly acquiredAt: Date;
+}
+
+export interface ElectOptions {
+  /** Lease length of the leader's lock, in ms (renewed while the work runs). Default: the backend's. */
+  readonly ttlMs?: number;
+  /** Shown by inspect() and observe() as the leader's reason. */
+  readonly reason?: string;
+  /** How long the work may run on after its signal aborted before a LeaderWorkOverrunError is reported. Default 5000. */
+  readonly graceMs?: number;
+  /** Pause before campaigning again after the work threw or the backend failed, in ms. Default 1000. */
+  readonly retryDelayMs?: number;
+  /** Told of every failure: LeaderWorkError, LeaderWorkOverrunError, BackendError. Default: the provider's logger. */
+  readonly onError?: (error: Error) => void;
+  /** Aborting it is resign(). */
+  readonly signal?: AbortSignal;
+}
+
+/** One instance's candidacy, from elect() until resign(). */
+export interface Election extends AsyncDisposable {
+  readonly key: string;
+  /** True while this instance's work runs as leader. */
+  readonly leading: boolean;
+  /** Terms this instance has led so far. */
+  readonly terms: number;
+  /**
+   * Gives up leadership and stops campaigning: aborts the work's signal, waits for the work to
+   * return (up to graceMs), releases the lock so another candidate takes over at once.
+   */
+  resign(): Promise<void>;
+  /** Resolves once the election has stopped (after resign(), its signal, or the provider's close()). */
+  readonly done: Promise<void>;
+}
+
+export interface ObserveOptions {
+  /** Ends the observation. */
+  readonly signal?: AbortSignal;
+}
+
 export interface ListOptions {
   /** Only keys that start with this string; default '' (all keys). */
   readonly prefix?: string;
@@ -99,6 +145,17 @@ export interface LockProvider extends AsyncDisposable {
    * sorted by key. Released and expired locks are not listed.
    */
   list(options?: ListOptions): Promise<readonly LockInfo[]>;
+  /**
+   * Campaigns for leadership of `key`: once this instance holds the key's lock, `work` runs with a
+   * signal that aborts the moment leadership is in doubt. When the work returns or throws the term
+   * ends (the lock is released) and the instance campaigns again, until resign().
+   */
+  elect(key: string, work: (leadership: Leadership) => Promise<unknown>, options?: ElectOptions): Election;
+  /**
+   * The key's holder now and after every change (null while free), woken by the backend's
+   * notifications where it has them. Yields only when the holder (owner or token) changed.
+   */
+  observe(key: string, options?: ObserveOptions): AsyncIterableIterator<LockInfo | null>;
   /**
    * Administrative: frees the key whoever holds it. The holder is told through its signal
    * (at once where the backend can push, otherwise at its next renewal or check).

@@ -41,4 +41,46 @@ export function crashCases(cases: CaseFactory): void {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
+
+  test.concurrent('58. a leader whose process is killed with SIGKILL is replaced within TTL (+ backend delay), with a higher token', async (t) => {
+    const c = cases(t);
+    if (!c.capabilities.crossProcess) return skipBecause(t, `${c.target.name} is not shared between processes`);
+    if (!c.target.child) return skipBecause(t, `${c.target.name} gives no way to build a provider in a child process`);
+    const key = c.key('leader');
+    const ttlMs = c.timing.shortTtlMs;
+    const child = spawn(process.execPath, [childScript('child-leader.js'), JSON.stringify({ ...c.target.child, key, ttlMs })], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const lines = createInterface({ input: child.stdout! });
+      const [line] = (await c.within(
+        'a child process becomes leader',
+        Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]),
+        CHILD_START_MS,
+      )) as [string];
+      expect(line, 'the child did not report leading').toMatch(/^LEADING \d+$/);
+      const candidate = await c.provider();
+      let ledAt = 0;
+      let token = 0n;
+      const election = candidate.elect(key, async (leadership) => {
+        ledAt = Date.now();
+        token = leadership.token;
+        await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
+      }, { ttlMs });
+      try {
+        expect(election.leading, 'a second instance leads while the first one lives').toBe(false);
+        child.kill('SIGKILL');
+        await c.within('the killed child exits', once(child, 'exit'));
+        const killedAt = Date.now();
+        const bound = ttlMs + c.timing.graceMs + c.timing.slackMs + c.timing.promptWakeMs;
+        await c.until('another candidate leads after the leader was killed', () => ledAt > 0, bound + c.timing.slackMs);
+        expect(ledAt - killedAt, 'the new leader took over late').toBeLessThan(bound);
+        expect(token, 'the new leader\'s token is not above the killed leader\'s').toBeGreaterThan(BigInt(line.slice('LEADING '.length)));
+      } finally {
+        await c.within('resign() returns', election.resign());
+      }
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
 }
