@@ -14,8 +14,17 @@ import { unresolvedMapSources } from './packaging/source-maps.js';
 const redis = await useBackend('redis');
 const consul = await useBackend('consul');
 const mongodb = await useBackend('mongodb');
+const postgres = await useBackend('postgres');
 
-const LIBRARIES = ['@holdfast/core', '@holdfast/memory', '@holdfast/redis', '@holdfast/consul', '@holdfast/mongodb', '@holdfast/test-harness'];
+const LIBRARIES = [
+  '@holdfast/core',
+  '@holdfast/memory',
+  '@holdfast/redis',
+  '@holdfast/consul',
+  '@holdfast/mongodb',
+  '@holdfast/postgres',
+  '@holdfast/test-harness',
+];
 /** Every export subpath of the libraries; the harness's suite entries import vitest, which refuses require(). */
 const ENTRY_POINTS = [
   '@holdfast/core',
@@ -25,6 +34,7 @@ const ENTRY_POINTS = [
   '@holdfast/redis',
   '@holdfast/consul',
   '@holdfast/mongodb',
+  '@holdfast/postgres',
   '@holdfast/test-harness/servers',
   '@holdfast/test-harness/faults',
   '@holdfast/test-harness/helpers',
@@ -186,6 +196,7 @@ describe('fresh apps from the tarballs', () => {
     { name: 'redis', url: redis.url },
     { name: 'consul', url: consul.url },
     { name: 'mongodb', url: mongodb.url },
+    { name: 'postgres', url: postgres.url },
   ];
   for (const backend of backends) {
     test.skipIf(backend.url === null)(`the same app file runs on ${backend.name} as ESM, CommonJS and .cts`, async () => {

@@ -39,6 +39,8 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
   'consul:': '@holdfast/consul',
   'redis:': '@holdfast/redis',
   'rediss:': '@holdfast/redis',
+  'postgres:': '@holdfast/postgres',
+  'postgresql:': '@holdfast/postgres',
 };
 
 /** One registry per process, shared by the ESM and CommonJS copies of core an app may load. */

@@ -1,0 +1,16 @@
+import type { Capabilities } from '@holdfast/core';
+import { MAX_TTL_MS } from '@holdfast/core/backend';
+
+/** Leases in a table, judged on the server's clock, with a fence counter per key. */
+export const POSTGRES_CAPABILITIES: Capabilities = Object.freeze({
+  minTtlMs: 100,
+  maxTtlMs: MAX_TTL_MS,
+  defaultTtlMs: 30_000,
+  fencing: 'strict',
+  fifo: false,
+  wakeUp: 'event',
+  crossProcess: true,
+  // Every statement judges the stored expiry against now(): a crashed holder's row is free at its end.
+  expiryGraceMs: 0,
+  renewal: 'per-lock',
+});

@@ -1,0 +1,37 @@
+import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
+import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { LockTable } from './lock-table.js';
+import { adapterOptions, checkOptions, type PostgresProviderOptions } from './options.js';
+import { openPool } from './pool.js';
+import { PostgresBackend } from './postgres-backend.js';
+import { ReleaseListener } from './release-listener.js';
+import { SchemaGuard } from './schema-guard.js';
+import { settingsFrom } from './settings.js';
+import { SqlRunner } from './sql-runner.js';
+import { statements } from './statements.js';
+import { tableNames } from './table-names.js';
+
+export { POSTGRES_CAPABILITIES } from './capabilities.js';
+export type { PostgresProviderOptions } from './options.js';
+export { PostgresBackend, type PostgresWake } from './postgres-backend.js';
+export { createTablesSql } from './schema.js';
+export { DEFAULT_TABLE, type TableNames, tableNames } from './table-names.js';
+export { parsePostgresUrl, type UrlSettings } from './url.js';
+
+/** A PostgreSQL-backed LockProvider: leases in a table (see docs/semantics-postgres.md). */
+export function createPostgresProvider(options: PostgresProviderOptions): LockProvider {
+  checkOptions(options);
+  const settings = settingsFrom(options);
+  const names = tableNames(settings.table);
+  const { pool, sockets, listenerConfig } = openPool(options.pool, settings);
+  const runner = new SqlRunner(pool, sockets);
+  const table = new LockTable(runner, statements(names), names, new SchemaGuard(runner, names, settings.createTables));
+  const listener = new ReleaseListener(listenerConfig, names.channel, settings.connectTimeoutMs);
+  const backend = new PostgresBackend(runner, table, listener, settings.pollIntervalMs);
+  return createProvider(backend, providerOptions(options));
+}
+
+/** Entry point used by `createLockProvider('postgres://...')`; `options.adapter` takes table, createTables, pollIntervalMs, connectTimeoutMs. */
+export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
+  return createPostgresProvider({ ...adapterOptions(options.adapter), url, ...providerOptions(options) });
+}

@@ -1,0 +1,32 @@
+import { InvalidArgumentError } from '@holdfast/core';
+import type { PostgresProviderOptions } from './options.js';
+import { DEFAULT_TABLE } from './table-names.js';
+import { parsePostgresUrl } from './url.js';
+
+/** The adapter's settings with defaults, from the options and the URL's parameters. */
+export interface Settings {
+  /** pg's connection string (Holdfast's parameters removed); undefined with an app's pool. */
+  readonly connectionString: string | undefined;
+  readonly table: string;
+  readonly createTables: boolean;
+  readonly pollIntervalMs: number;
+  readonly connectTimeoutMs: number;
+}
+
+/** A setting may come from the URL or from the options, not both (which one would win is not obvious). */
+export function settingsFrom(options: PostgresProviderOptions): Settings {
+  const fromUrl = options.url === undefined ? undefined : parsePostgresUrl(options.url);
+  const pick = <K extends 'table' | 'createTables' | 'pollIntervalMs' | 'connectTimeoutMs'>(name: K): PostgresProviderOptions[K] => {
+    if (options[name] !== undefined && fromUrl?.[name] !== undefined) {
+      throw new InvalidArgumentError(name, 'given both in the URL and in the options; give it once');
+    }
+    return options[name] ?? fromUrl?.[name];
+  };
+  return {
+    connectionString: fromUrl?.connectionString,
+    table: pick('table') ?? DEFAULT_TABLE,
+    createTables: pick('createTables') ?? true,
+    pollIntervalMs: pick('pollIntervalMs') ?? 2000,
+    connectTimeoutMs: pick('connectTimeoutMs') ?? 3000,
+  };
+}

@@ -1,0 +1,26 @@
+import { defineConformanceSuite } from '@holdfast/test-harness';
+import { addressOf, urlAt } from '@holdfast/test-harness/faults';
+import { freePort } from '@holdfast/test-harness/servers';
+import { useBackend } from '@holdfast/test-harness/servers/vitest';
+import { describe } from 'vitest';
+import { createPostgresProvider } from '../src/index.js';
+
+const postgres = await useBackend('postgres');
+
+describe.skipIf(!postgres.url)(`postgres (${postgres.label})`, () => {
+  const url = postgres.url!;
+  defineConformanceSuite({
+    name: 'postgres (lease mode)',
+    createProvider: () => createPostgresProvider({ url }),
+    child: { url },
+    // A closed port: connection refused at once, so every operation fails fast.
+    createUnreachableProvider: async () => createPostgresProvider({ url: urlAt(url, { host: '127.0.0.1', port: await freePort() }) }),
+    faults: {
+      server: addressOf(url),
+      createProviderAt: (address, bounds) => createPostgresProvider({ url: urlAt(url, address), ...bounds }),
+    },
+    shortTtlMs: 600,
+    promptWakeMs: 300,
+    slackMs: 1000,
+  });
+});
