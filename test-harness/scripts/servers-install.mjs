@@ -4,7 +4,19 @@
 // MariaDB from Debian.
 // Usage: node test-harness/scripts/servers-install.mjs [consul] [ferretdb] [redis] [postgres] [mysql]   (default: all)
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -52,7 +64,10 @@ function run(step, cmd, args, { cwd, env, onLine } = {}) {
 function checkGo(name) {
   const res = spawnSync('go', ['version'], { encoding: 'utf8' });
   if (res.error || res.status !== 0) {
-    throw new StepError(`${name}/check-go`, 'the Go toolchain is needed to build this server; install Go >= 1.25.3 (https://go.dev/dl) or provide the server another way (see docs/testing.md)');
+    throw new StepError(
+      `${name}/check-go`,
+      'the Go toolchain is needed to build this server; install Go >= 1.25.3 (https://go.dev/dl) or provide the server another way (see docs/testing.md)',
+    );
   }
   return res.stdout.trim();
 }
@@ -75,7 +90,10 @@ async function prepareWrapper(name, spec, work, env, t0) {
 /** FerretDB: its own module source as the main module, plus the version file its release build generates. */
 async function prepareModuleSource(name, spec, work, env, t0) {
   log(name, `step 1/3 download ${spec.module}@v${spec.version} and copy its source`);
-  const out = await run(`${name}/go-mod-download`, 'go', ['mod', 'download', '-json', `${spec.module}@v${spec.version}`], { cwd: work, env });
+  const out = await run(`${name}/go-mod-download`, 'go', ['mod', 'download', '-json', `${spec.module}@v${spec.version}`], {
+    cwd: work,
+    env,
+  });
   const { Dir: dir, Error: error } = JSON.parse(out);
   if (!dir) throw new StepError(`${name}/go-mod-download`, error ?? 'no module directory in `go mod download` output');
   const src = join(work, 'src');
@@ -105,7 +123,8 @@ async function buildGo(name, spec) {
   const work = mkdtempSync(join(tmpdir(), `holdfast-build-${name}-`));
   try {
     const env = { GOFLAGS: '-mod=mod -buildvcs=false', CGO_ENABLED: '0' };
-    const buildDir = spec.recipe === 'wrapper' ? await prepareWrapper(name, spec, work, env, t0) : await prepareModuleSource(name, spec, work, env, t0);
+    const buildDir =
+      spec.recipe === 'wrapper' ? await prepareWrapper(name, spec, work, env, t0) : await prepareModuleSource(name, spec, work, env, t0);
     log(name, `step 2/3 compile ${spec.package}`);
     let packages = 0;
     const tick = setInterval(() => log(name, `  compiling... ${packages} packages, ${elapsed(t0)} elapsed`), 30_000);
@@ -138,7 +157,11 @@ async function buildGo(name, spec) {
 /** Where Debian may put the binary: PATH, the sbin dirs (mariadbd), /usr/lib/postgresql/<major>/bin (initdb). */
 function findAptBinary(binary) {
   const pg = '/usr/lib/postgresql';
-  const pgBins = existsSync(pg) ? readdirSync(pg).filter((d) => /^\d+$/.test(d)).map((d) => join(pg, d, 'bin')) : [];
+  const pgBins = existsSync(pg)
+    ? readdirSync(pg)
+        .filter((d) => /^\d+$/.test(d))
+        .map((d) => join(pg, d, 'bin'))
+    : [];
   const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/usr/local/sbin', ...pgBins];
   return dirs.map((d) => join(d, binary)).find((p) => existsSync(p)) ?? null;
 }
@@ -157,7 +180,8 @@ async function installApt(name, spec) {
   }
   const isRoot = process.getuid?.() === 0;
   const sudo = isRoot ? [] : spawnSync('sudo', ['-n', 'true']).status === 0 ? ['sudo', '-n'] : null;
-  if (!sudo) throw new StepError(`${name}/apt-install`, `${spec.binary} not found and not root; run: sudo apt-get install -y ${spec.package}`);
+  if (!sudo)
+    throw new StepError(`${name}/apt-install`, `${spec.binary} not found and not root; run: sudo apt-get install -y ${spec.package}`);
   const env = { DEBIAN_FRONTEND: 'noninteractive' };
   const apt = (args) =>
     sudo.length
@@ -192,6 +216,8 @@ try {
   for (const n of names) await all[n]();
   console.log(`[servers:install] done in ${elapsed(started)} (cache: ${cacheRoot})`);
 } catch (err) {
-  console.error(err instanceof StepError ? `[servers:install] FAILED at step ${err.message}` : `[servers:install] FAILED: ${err?.stack ?? err}`);
+  console.error(
+    err instanceof StepError ? `[servers:install] FAILED at step ${err.message}` : `[servers:install] FAILED: ${err?.stack ?? err}`,
+  );
   process.exit(1);
 }

@@ -3,7 +3,7 @@
 // no process behind. With HOLDFAST_REQUIRE_BACKENDS=all a missing server fails the run.
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startMariadb, startPostgres, type LocalDatabase } from '../src/servers/index.js';
+import { type LocalDatabase, startMariadb, startPostgres } from '../src/servers/index.js';
 import { mysqlGreeting, postgresReady } from '../src/servers/probes.js';
 import { needLocalBinary, useBackend } from '../src/servers/vitest.js';
 
@@ -46,7 +46,12 @@ interface Flavour {
 }
 
 const FLAVOURS: Flavour[] = [
-  { name: 'postgres', binary: 'postgres', start: startPostgres, answers: (port) => postgresReady('127.0.0.1', port, 'postgres', 'postgres') },
+  {
+    name: 'postgres',
+    binary: 'postgres',
+    start: startPostgres,
+    answers: (port) => postgresReady('127.0.0.1', port, 'postgres', 'postgres'),
+  },
   { name: 'mariadb', binary: 'mariadbd', start: startMariadb, answers: (port) => mysqlGreeting('127.0.0.1', port) },
 ];
 

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { serverVersions, type GoServerSpec } from './versions.js';
+import { type GoServerSpec, serverVersions } from './versions.js';
 
 /** Where servers-install.mjs puts built servers: ${XDG_CACHE_HOME:-~/.cache}/holdfast. */
 export function serversCacheDir(): string {
@@ -56,7 +56,11 @@ function onPathOrSbin(name: string): string | null {
  */
 export async function postgresBinDir(): Promise<string | null> {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a)) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const major of majors) {
     const bin = join(root, major, 'bin');
     if (executable(join(bin, 'initdb')) && executable(join(bin, 'postgres'))) return bin;

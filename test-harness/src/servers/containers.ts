@@ -1,6 +1,6 @@
 import type { StartedTestContainer } from 'testcontainers';
-import { serverVersions } from './versions.js';
 import type { BackendKind } from './types.js';
+import { serverVersions } from './versions.js';
 
 let runtimeProbe: Promise<string | null> | undefined;
 
@@ -56,7 +56,9 @@ async function mongodb(): Promise<StartedContainerBackend> {
     .withWaitStrategy(Wait.forLogMessage(/Waiting for connections/))
     .start();
   const init = await c.exec([
-    'mongosh', '--quiet', '--eval',
+    'mongosh',
+    '--quiet',
+    '--eval',
     "rs.initiate({_id:'rs0',members:[{_id:0,host:'127.0.0.1:27017'}]}); " +
       'while (!db.hello().isWritablePrimary) { sleep(100); } print("primary")',
   ]);

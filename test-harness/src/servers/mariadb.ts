@@ -4,8 +4,8 @@ import { mariadbBinaries } from './binaries.js';
 import { makeTempDir, removeTempDir } from './cleanup.js';
 import { startLocalDatabase } from './local-database.js';
 import { freePort, retryOnPortClash } from './ports.js';
-import { runToCompletion, spawnServer } from './process.js';
 import { mysqlGreeting } from './probes.js';
+import { runToCompletion, spawnServer } from './process.js';
 import type { LocalDatabase } from './types.js';
 import { readyOrStopped } from './wait.js';
 
@@ -37,22 +37,45 @@ async function startOnce(): Promise<LocalDatabase> {
   const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
   try {
     writeFileSync(join(dir, 'init.sql'), INIT_SQL);
-    await runToCompletion(`mariadb-install-db:${port}`, bins.installDb, [
-      '--no-defaults', `--datadir=${dataDir}`, ...asRoot,
-      '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve',
-    ], { cwd: dir });
+    await runToCompletion(
+      `mariadb-install-db:${port}`,
+      bins.installDb,
+      [
+        '--no-defaults',
+        `--datadir=${dataDir}`,
+        ...asRoot,
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+        '--skip-name-resolve',
+      ],
+      { cwd: dir },
+    );
   } catch (err) {
     removeTempDir(dir);
     throw err;
   }
   const launch = () => {
-    const proc = spawnServer(`mariadbd:${port}`, bins.server, [
-      '--no-defaults', `--datadir=${dataDir}`, `--socket=${join(dir, 'mariadbd.sock')}`, `--pid-file=${join(dir, 'mariadbd.pid')}`,
-      `--port=${port}`, '--bind-address=127.0.0.1', '--skip-networking=0', '--skip-name-resolve', ...asRoot,
-      `--init-file=${join(dir, 'init.sql')}`, '--max-connections=200', '--innodb-buffer-pool-size=32M',
-      // Only an operating-system crash loses what is written but not flushed; a killed server keeps it.
-      '--innodb-flush-log-at-trx-commit=2',
-    ], { cwd: dir });
+    const proc = spawnServer(
+      `mariadbd:${port}`,
+      bins.server,
+      [
+        '--no-defaults',
+        `--datadir=${dataDir}`,
+        `--socket=${join(dir, 'mariadbd.sock')}`,
+        `--pid-file=${join(dir, 'mariadbd.pid')}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-networking=0',
+        '--skip-name-resolve',
+        ...asRoot,
+        `--init-file=${join(dir, 'init.sql')}`,
+        '--max-connections=200',
+        '--innodb-buffer-pool-size=32M',
+        // Only an operating-system crash loses what is written but not flushed; a killed server keeps it.
+        '--innodb-flush-log-at-trx-commit=2',
+      ],
+      { cwd: dir },
+    );
     return readyOrStopped(proc, 'its greeting', () => mysqlGreeting('127.0.0.1', port), 60_000);
   };
   return startLocalDatabase({

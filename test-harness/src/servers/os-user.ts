@@ -11,8 +11,11 @@ export interface Account {
  */
 export function accountForServer(name: string, dir: string): Account | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
-  if (!line) throw new Error(`running as root, and there is no "${name}" user to run the server as (create one, or run the tests as another user)`);
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`));
+  if (!line)
+    throw new Error(`running as root, and there is no "${name}" user to run the server as (create one, or run the tests as another user)`);
   const [, , uid, gid] = line.split(':');
   const account = { uid: Number(uid), gid: Number(gid) };
   chownSync(dir, account.uid, account.gid);

@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { postgresBinDir } from './binaries.js';
 import { makeTempDir, removeTempDir } from './cleanup.js';
 import { startLocalDatabase } from './local-database.js';
-import { accountForServer, type Account } from './os-user.js';
+import { type Account, accountForServer } from './os-user.js';
 import { freePort, retryOnPortClash } from './ports.js';
-import { withChildren } from './proc-tree.js';
-import { runToCompletion, spawnServer, type ManagedProcess } from './process.js';
 import { postgresReady } from './probes.js';
+import { withChildren } from './proc-tree.js';
+import { type ManagedProcess, runToCompletion, spawnServer } from './process.js';
 import type { LocalDatabase } from './types.js';
 import { readyOrStopped } from './wait.js';
 
@@ -31,9 +31,12 @@ async function startOnce(): Promise<LocalDatabase> {
   let account: Account | undefined;
   try {
     account = accountForServer(USER, dir);
-    await runToCompletion(`initdb:${port}`, join(bin, 'initdb'), [
-      '-D', dataDir, '-U', USER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C',
-    ], { cwd: dir, ...account });
+    await runToCompletion(
+      `initdb:${port}`,
+      join(bin, 'initdb'),
+      ['-D', dataDir, '-U', USER, '--auth=trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C'],
+      { cwd: dir, ...account },
+    );
   } catch (err) {
     removeTempDir(dir);
     throw err;
@@ -55,13 +58,36 @@ async function startOnce(): Promise<LocalDatabase> {
   });
 }
 
-async function launchPostgres(bin: string, dir: string, dataDir: string, port: number, account: Account | undefined): Promise<ManagedProcess> {
-  const proc = spawnServer(`postgres:${port}`, join(bin, 'postgres'), [
-    '-D', dataDir, '-p', String(port), '-k', dir,
-    '-c', 'listen_addresses=127.0.0.1',
-    // Only an operating-system crash loses unsynced writes; a killed server keeps them (they are in the page cache).
-    '-c', 'fsync=off',
-    '-c', 'shared_buffers=32MB', '-c', 'max_connections=200', '-c', 'log_min_messages=warning',
-  ], { cwd: dir, ...account, stopSignal: 'SIGINT' /* fast shutdown: does not wait for clients to leave */ });
+async function launchPostgres(
+  bin: string,
+  dir: string,
+  dataDir: string,
+  port: number,
+  account: Account | undefined,
+): Promise<ManagedProcess> {
+  const proc = spawnServer(
+    `postgres:${port}`,
+    join(bin, 'postgres'),
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      // Only an operating-system crash loses unsynced writes; a killed server keeps them (they are in the page cache).
+      '-c',
+      'fsync=off',
+      '-c',
+      'shared_buffers=32MB',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'log_min_messages=warning',
+    ],
+    { cwd: dir, ...account, stopSignal: 'SIGINT' /* fast shutdown: does not wait for clients to leave */ },
+  );
   return readyOrStopped(proc, 'a session', () => postgresReady('127.0.0.1', port, USER, DATABASE), 60_000);
 }

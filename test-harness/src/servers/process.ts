@@ -69,7 +69,13 @@ export function spawnServer(name: string, command: string, args: string[], opts:
 }
 
 /** Runs a setup command (initdb, mariadb-install-db) to the end; rejects with its output unless it exits 0. */
-export async function runToCompletion(name: string, command: string, args: string[], opts: SpawnOptions = {}, timeoutMs = 60_000): Promise<void> {
+export async function runToCompletion(
+  name: string,
+  command: string,
+  args: string[],
+  opts: SpawnOptions = {},
+  timeoutMs = 60_000,
+): Promise<void> {
   const proc = spawnServer(name, command, args, opts);
   const timer = setTimeout(() => void proc.kill(), timeoutMs);
   const { code, signal } = await proc.done;

@@ -1,13 +1,13 @@
-import { serverVersions } from './versions.js';
-import { containerRuntimeUnavailable, startContainer } from './containers.js';
 import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
 import { startConsulDev } from './consul.js';
+import { containerRuntimeUnavailable, startContainer } from './containers.js';
 import { startFerretdb } from './ferretdb.js';
 import { startMariadb } from './mariadb.js';
 import { startPostgres } from './postgres.js';
 import { startRedis } from './redis.js';
 import { isRequired } from './require.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
+import { serverVersions } from './versions.js';
 
 export const URL_ENV: Record<BackendKind, string> = {
   redis: 'HOLDFAST_TEST_REDIS_URL',

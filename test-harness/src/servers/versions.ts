@@ -26,8 +26,6 @@ let cached: ServerVersions | undefined;
 
 /** The pins in the harness's scripts/server-versions.json. */
 export function serverVersions(): ServerVersions {
-  cached ??= JSON.parse(
-    readFileSync(join(packageDir.harnessDir(), 'scripts', 'server-versions.json'), 'utf8'),
-  ) as ServerVersions;
+  cached ??= JSON.parse(readFileSync(join(packageDir.harnessDir(), 'scripts', 'server-versions.json'), 'utf8')) as ServerVersions;
   return cached;
 }

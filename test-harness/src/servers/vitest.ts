@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
-import { resolveBackend } from './resolve.js';
 import { isRequired } from './require.js';
+import { resolveBackend } from './resolve.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
 
 export interface UsedBackend {

@@ -6,12 +6,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Polls `ready` until it returns true. Fails fast, with the server's output, if the process exits;
  * fails with the last probe error after timeoutMs.
  */
-export async function waitUntilReady(
-  proc: ManagedProcess,
-  what: string,
-  ready: () => Promise<boolean>,
-  timeoutMs = 30_000,
-): Promise<void> {
+export async function waitUntilReady(proc: ManagedProcess, what: string, ready: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = 'not ready';
   for (;;) {
@@ -45,7 +40,12 @@ export async function pollUntil(what: string, check: () => Promise<boolean>, tim
 }
 
 /** waitUntilReady, stopping the process when it never gets ready; resolves with the process. */
-export async function readyOrStopped(proc: ManagedProcess, what: string, ready: () => Promise<boolean>, timeoutMs: number): Promise<ManagedProcess> {
+export async function readyOrStopped(
+  proc: ManagedProcess,
+  what: string,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
   try {
     await waitUntilReady(proc, what, ready, timeoutMs);
   } catch (err) {
