@@ -1,11 +1,11 @@
 /** For adapter authors: the primitives an adapter implements and the helpers core lends them. */
-export type { BackendGrant, Busy, CallContext, Extension, Granted, GrantOutcome, GrantRequest, LockBackend, WaitOptions } from './backend.js';
+export type { BackendGrant, Busy, CallContext, Extension, Granted, GrantOutcome, GrantRequest, LockBackend, SlotRequest, WaitOptions } from './backend.js';
 export { busy, granted, NOT_HELD, stillHeld } from './backend.js';
 export { WaitList } from './wait-list.js';
 export type { WaitListOptions } from './wait-list.js';
 export { createProvider, providerOptions } from './provider.js';
 export type { ProviderOptions } from './provider.js';
-export { sleep, linkedController, untilAborted } from './abort.js';
+export { pause, sleep, linkedController, untilAborted } from './abort.js';
 export { TimerHeap } from './timer-heap.js';
 export type { ScheduledTask } from './timer-heap.js';
 export { toBackendError } from './wrap-backend-error.js';

@@ -17,6 +17,12 @@ export interface GrantRequest {
   readonly onLost: (detail: string, cause?: unknown) => void;
 }
 
+/** One attempt at a semaphore slot: at most `limit` grants of the key at once. */
+export interface SlotRequest extends GrantRequest {
+  /** Validated: a whole number from 1 to MAX_SEMAPHORE_LIMIT. */
+  readonly limit: number;
+}
+
 /**
  * Bounds one backend call. `signal` aborts at the caller's deadline, on the caller's own abort, at the
  * provider's per-call timeout (`callTimeoutMs`) or when close() runs out of time. Adapters pass it to
@@ -89,6 +95,15 @@ export interface LockBackend<Wake = unknown> {
    * caller gave up, the reply was lost). Owner-checked by `request.lockId`; a no-op when nothing landed.
    */
   abandon(request: GrantRequest, call: CallContext): Promise<void>;
+  /**
+   * Optional: semaphores. One attempt at one of `request.limit` slots of the key; busy when all are
+   * taken. Throws LockConflictError when the key is in use as a plain lock or with another limit.
+   * Its grants' tokens share the key's counter (strictly increasing across all slots). Releases
+   * of slots must wake waitForChange(key) waiters; abandon() receives SlotRequests too.
+   */
+  tryGrantSlot?(request: SlotRequest, call: CallContext): Promise<GrantOutcome<Wake>>;
+  /** With tryGrantSlot: the current holders of the key's slots (unexpired), oldest grant first. */
+  slotHolders?(key: string, call: CallContext): Promise<readonly LockInfo[]>;
   inspect(key: string, call: CallContext): Promise<LockInfo | null>;
   /** Every held, unexpired lock whose key starts with `prefix` ('' = all), sorted by key. */
   list(prefix: string, call: CallContext): Promise<readonly LockInfo[]>;

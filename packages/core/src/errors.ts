@@ -10,6 +10,7 @@ export const ErrorCode = {
   Backend: 'HOLDFAST_BACKEND',
   ProviderClosed: 'HOLDFAST_PROVIDER_CLOSED',
   AdapterMissing: 'HOLDFAST_ADAPTER_MISSING',
+  Unsupported: 'HOLDFAST_UNSUPPORTED',
   LeaderWorkFailed: 'HOLDFAST_LEADER_WORK_FAILED',
   LeaderWorkOverran: 'HOLDFAST_LEADER_WORK_OVERRAN',
 } as const;
@@ -133,5 +134,12 @@ export class LeaderWorkError extends HoldfastError {
 export class LeaderWorkOverrunError extends HoldfastError {
   constructor(readonly key: string, readonly graceMs: number) {
     super(ErrorCode.LeaderWorkOverran, `the leader work for "${key}" ignored its signal for ${graceMs} ms after leadership ended; not campaigning until it returns`);
+  }
+}
+
+/** The backend cannot do what was asked (a semaphore on a backend without them); nothing was sent to it. */
+export class UnsupportedError extends HoldfastError {
+  constructor(readonly backend: string, readonly feature: string, reason: string) {
+    super(ErrorCode.Unsupported, `the ${backend} backend has no ${feature}: ${reason}`);
   }
 }

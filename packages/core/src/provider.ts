@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { linkedController, pause, sleep } from './abort.js';
-import { type BackendGrant, type Busy, type GrantRequest, type LockBackend, busy } from './backend.js';
+import { type BackendGrant, type Busy, type CallContext, type GrantOutcome, type GrantRequest, type LockBackend, type SlotRequest, busy } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import {
   BackendError,
@@ -10,16 +10,17 @@ import {
   LockAbortedError,
   LockTimeoutError,
   ProviderClosedError,
+  UnsupportedError,
 } from './errors.js';
 import { CHANNELS, type Logger, publish } from './diagnostics.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { safetyDeadline } from './renewal-policy.js';
 import { defaultOwnerId, newLockId } from './identity.js';
 import { TimerHeap } from './timer-heap.js';
-import type { AcquireOptions, Capabilities, ElectOptions, Election, ListOptions, Lock, LockInfo, LockProvider, ObserveOptions } from './types.js';
+import type { AcquireOptions, Capabilities, ElectOptions, Election, ListOptions, Lock, LockInfo, LockProvider, ObserveOptions, Semaphore } from './types.js';
 import { CampaigningElection, type LeaderWork } from './election.js';
 import { observeHolder } from './observe.js';
-import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey, validateListOptions } from './validation.js';
+import { type TtlPolicy, type ValidatedAcquire, validateAcquireOptions, validateKey, validateLimit, validateListOptions } from './validation.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 export interface ProviderOptions {
@@ -126,12 +127,41 @@ class CoreLockProvider implements LockProvider {
     return this.backendImpl.capabilities;
   }
 
-  async tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null> {
+  tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null> {
+    return this.tryTake(key, options, undefined);
+  }
+
+  acquire(key: string, options?: AcquireOptions): Promise<Lock> {
+    return this.take(key, options, undefined);
+  }
+
+  semaphore(key: string, limit: number): Semaphore {
+    this.assertOpen();
+    validateKey(key);
+    validateLimit(limit);
+    const backend = this.backendImpl;
+    if (!backend.tryGrantSlot || !backend.slotHolders) {
+      throw new UnsupportedError(this.backend, 'semaphores', 'this adapter implements no tryGrantSlot (see docs/semaphores.md)');
+    }
+    return {
+      key,
+      limit,
+      tryAcquire: (options) => this.tryTake(key, options, limit),
+      acquire: (options) => this.take(key, options, limit),
+      holders: async () => {
+        this.assertOpen();
+        return this.caller.run('holders', (call) => backend.slotHolders!(key, call));
+      },
+    };
+  }
+
+  /** One attempt at the key (limit undefined) or at one of its semaphore slots. */
+  private async tryTake(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock | null> {
     this.assertOpen();
     validateKey(key);
     const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
-    const attempt = this.newAttempt(key, validated);
+    const attempt = this.newAttempt(key, validated, limit);
     publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: 0 }));
     let grant: BackendGrant | null;
     try {
@@ -143,14 +173,14 @@ class CoreLockProvider implements LockProvider {
     return grant ? this.adopt(attempt, grant) : null;
   }
 
-  async acquire(key: string, options?: AcquireOptions): Promise<Lock> {
+  private async take(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock> {
     this.assertOpen();
     validateKey(key);
     const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
     if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
     const { controller, dispose } = linkedController(validated.signal, this.closing.signal);
     try {
-      const attempt = this.newAttempt(key, validated);
+      const attempt = this.newAttempt(key, validated, limit);
       publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: validated.waitMs }));
       const grant = await this.waitForGrant(attempt, validated.waitMs, controller.signal);
       return await this.adopt(attempt, grant);
@@ -239,7 +269,7 @@ class CoreLockProvider implements LockProvider {
    */
   private async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<BackendGrant | null> {
     attempt.sentAt = Date.now();
-    const outcome = await this.caller.run('acquire', (call) => this.backendImpl.tryGrant(attempt.request, call), {
+    const outcome = await this.caller.run('acquire', (call) => this.grantOnce(attempt.request, call), {
       signal,
       deadline,
       onAbandoned: (late) => this.abandon(attempt, late),
@@ -310,7 +340,7 @@ class CoreLockProvider implements LockProvider {
   private async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<BackendGrant> {
     const deadline = Date.now() + waitMs;
     const backend = this.backendImpl;
-    if (backend.acquireQueued) {
+    if (backend.acquireQueued && !isSlotRequest(attempt.request)) {
       // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
       // cannot jump the queue; it tells a waiter apart from an immediate grant.
       const immediate = await this.attemptGrant(attempt, signal, undefined);
@@ -377,7 +407,12 @@ class CoreLockProvider implements LockProvider {
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 
-  private newAttempt(key: string, validated: ValidatedAcquire): Attempt {
+  /** The backend's one attempt: at the key, or at a semaphore slot of it. */
+  private grantOnce(request: GrantRequest, call: CallContext): Promise<GrantOutcome> {
+    return isSlotRequest(request) ? this.backendImpl.tryGrantSlot!(request, call) : this.backendImpl.tryGrant(request, call);
+  }
+
+  private newAttempt(key: string, validated: ValidatedAcquire, limit: number | undefined): Attempt {
     const attempt: Attempt = {
       handle: undefined,
       queued: false,
@@ -396,6 +431,7 @@ class CoreLockProvider implements LockProvider {
           if (attempt.handle) attempt.handle.markLost(detail, cause);
           else attempt.pendingLoss = { detail, cause };
         },
+        ...(limit === undefined ? {} : { limit }),
       },
     };
     return attempt;
@@ -451,6 +487,10 @@ function leaseStartOf(attempt: Attempt, grant: BackendGrant): number {
 }
 
 const NOTHING_YET: Busy = busy();
+
+function isSlotRequest(request: GrantRequest): request is SlotRequest {
+  return (request as SlotRequest).limit !== undefined;
+}
 
 function byKey(a: LockInfo, b: LockInfo): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;

@@ -116,6 +116,18 @@ export interface Election extends AsyncDisposable {
   readonly done: Promise<void>;
 }
 
+/** Up to `limit` holders of one key at once; each holder gets the same handle as a lock. */
+export interface Semaphore {
+  readonly key: string;
+  readonly limit: number;
+  /** One attempt, never waits: a slot, or null when all `limit` are taken. */
+  tryAcquire(options?: AcquireOptions): Promise<Lock | null>;
+  /** Waits up to `waitMs` for a slot; throws LockTimeoutError or LockAbortedError. */
+  acquire(options?: AcquireOptions): Promise<Lock>;
+  /** Who holds the slots now, from the backend, oldest grant first. */
+  holders(): Promise<readonly LockInfo[]>;
+}
+
 export interface ObserveOptions {
   /** Ends the observation. */
   readonly signal?: AbortSignal;
@@ -145,6 +157,12 @@ export interface LockProvider extends AsyncDisposable {
    * sorted by key. Released and expired locks are not listed.
    */
   list(options?: ListOptions): Promise<readonly LockInfo[]>;
+  /**
+   * A semaphore: up to `limit` holders of `key` at once (the key is then not usable as a plain
+   * lock, nor with another limit: LockConflictError). Throws UnsupportedError when the backend has
+   * no semaphores (see `capabilities` and docs/semaphores.md).
+   */
+  semaphore(key: string, limit: number): Semaphore;
   /**
    * Campaigns for leadership of `key`: once this instance holds the key's lock, `work` runs with a
    * signal that aborts the moment leadership is in doubt. When the work returns or throws the term

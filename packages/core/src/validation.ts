@@ -4,6 +4,8 @@ import type { AcquireOptions, Capabilities } from './types.js';
 /** Longest key, in UTF-8 bytes. Fits every backend's key/_id limits with room for prefixes. */
 export const MAX_KEY_BYTES = 256;
 export const MAX_REASON_LENGTH = 1024;
+/** The most holders a semaphore may allow; a bound every backend can store and scan. */
+export const MAX_SEMAPHORE_LIMIT = 10_000;
 
 // Control characters (C0, DEL and C1, which includes U+0085 NEXT LINE) would corrupt log lines and
 // HTTP paths; no backend needs them.
@@ -26,6 +28,13 @@ export function validateKey(key: unknown): asserts key is string {
     if (segment === '') throw new InvalidArgumentError('key', `"${key}" has an empty "/" segment`);
     if (segment === '.' || segment === '..') throw new InvalidArgumentError('key', `"${key}" has a "${segment}" segment`);
   }
+}
+
+export function validateLimit(limit: unknown): number {
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEMAPHORE_LIMIT) {
+    throw new InvalidArgumentError('limit', `expected a whole number from 1 to ${MAX_SEMAPHORE_LIMIT}, got ${describe(limit)}`);
+  }
+  return limit;
 }
 
 /** A listing prefix: '' (everything) or any string a key could start with. */

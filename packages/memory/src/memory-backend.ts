@@ -1,5 +1,5 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import { type BackendGrant, type GrantOutcome, type GrantRequest, type LockBackend, busy, granted } from '@holdfast/core/backend';
+import { type BackendGrant, type Busy, type GrantOutcome, type GrantRequest, type LockBackend, type SlotRequest, type WaitOptions, busy, granted } from '@holdfast/core/backend';
 import type { MemoryStore } from './memory-store.js';
 
 export const MEMORY_CAPABILITIES: Capabilities = Object.freeze({
@@ -24,6 +24,20 @@ export class MemoryBackend implements LockBackend {
   async tryGrant(request: GrantRequest): Promise<GrantOutcome> {
     const grant = this.store.tryGrant(request);
     return grant ? granted(grant) : busy();
+  }
+
+  async tryGrantSlot(request: SlotRequest): Promise<GrantOutcome> {
+    const grant = this.store.tryGrantSlot(request);
+    return grant ? granted(grant) : busy();
+  }
+
+  async slotHolders(key: string): Promise<readonly LockInfo[]> {
+    return this.store.slots.holders(key);
+  }
+
+  /** Semaphore waits and observers come here: plain lock waiters queue in acquireQueued's FIFO hand-off. */
+  async waitForChange(key: string, _busy: Busy, options: WaitOptions): Promise<void> {
+    await this.store.changes.wait(key, options);
   }
 
   acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {

@@ -1,5 +1,7 @@
 import type { LockInfo } from '@holdfast/core';
-import { type BackendGrant, type Extension, type GrantRequest, NOT_HELD, TimerHeap, WaitList, stillHeld } from '@holdfast/core/backend';
+import { LockConflictError } from '@holdfast/core';
+import { type BackendGrant, type Extension, type GrantRequest, NOT_HELD, type SlotRequest, TimerHeap, WaitList, stillHeld } from '@holdfast/core/backend';
+import { SlotTable } from './memory-slots.js';
 
 /** One held lock. It is its own grant: held exactly while the store's entry for its key is this object. */
 class Entry implements BackendGrant {
@@ -38,11 +40,23 @@ export class MemoryStore {
   private readonly tokens = new Map<string, bigint>();
   private readonly queues = new WaitList<string, Entry, GrantRequest>();
   private readonly timers = new TimerHeap();
+  /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
+  readonly changes = new WaitList<string>();
+  readonly slots = new SlotTable(
+    this.changes,
+    (key) => this.nextToken(key),
+    (key) => this.current(key) !== undefined,
+  );
 
   tryGrant(request: GrantRequest): BackendGrant | null {
     this.expireIfDue(request.key);
+    if (this.slots.inUse(request.key)) throw new LockConflictError(request.key, 'it is in use as a semaphore');
     if (this.entries.has(request.key)) return null;
     return this.grant(request);
+  }
+
+  tryGrantSlot(request: SlotRequest): BackendGrant | null {
+    return this.slots.tryGrant(request);
   }
 
   async acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
@@ -56,6 +70,7 @@ export class MemoryStore {
 
   /** Frees the key if `request`'s grant holds it. */
   abandon(request: GrantRequest): void {
+    if ((request as SlotRequest).limit !== undefined) return this.slots.abandon(request as SlotRequest);
     const entry = this.current(request.key);
     if (entry?.request.lockId === request.lockId) this.remove(entry);
   }
@@ -78,6 +93,7 @@ export class MemoryStore {
   }
 
   forceRelease(key: string): boolean {
+    if (this.slots.forceRelease(key)) return true;
     const entry = this.current(key);
     if (!entry) return false;
     this.remove(entry);
@@ -118,10 +134,14 @@ export class MemoryStore {
     return { key, owner, reason, acquiredAt: entry.acquiredAt, expiresAt: entry.expiresAt, token: entry.token, details };
   }
 
+  private nextToken(key: string): bigint {
+    const token = (this.tokens.get(key) ?? 0n) + 1n;
+    this.tokens.set(key, token);
+    return token;
+  }
+
   private grant(request: GrantRequest): Entry {
-    const token = (this.tokens.get(request.key) ?? 0n) + 1n;
-    this.tokens.set(request.key, token);
-    const entry = new Entry(this, request, token);
+    const entry = new Entry(this, request, this.nextToken(request.key));
     this.entries.set(request.key, entry);
     this.timers.schedule(entry.expiry, entry.expiresAt.getTime());
     return entry;
@@ -132,6 +152,7 @@ export class MemoryStore {
     const key = entry.request.key;
     this.entries.delete(key);
     this.timers.cancel(entry.expiry);
+    this.changes.wakeAll(key, undefined);
     this.queues.wakeFirst(key, (request) => this.grant(request));
   }
 }

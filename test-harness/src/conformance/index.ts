@@ -2,6 +2,7 @@ import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
 import { electionCases } from './election.js';
+import { semaphoreCases } from './semaphores.js';
 import { faultCases } from './faults.js';
 import { waitingCases } from './waiting.js';
 import { exclusionCases } from './exclusion.js';
@@ -53,6 +54,7 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
     describe('inspection', () => inspectionCases(cases));
     describe('listing', () => listingCases(cases));
     describe('leader election', () => electionCases(cases));
+    describe('semaphores', () => semaphoreCases(cases));
     describe('lifecycle and bad input', () => lifecycleCases(cases));
     describe('crash', () => crashCases(cases));
     describe('faults', () => faultCases(cases));
