@@ -6,6 +6,7 @@ import { childProvider, childSpec } from './child-provider.js';
 
 const spec = childSpec();
 const provider = await childProvider(spec, 'child-holder');
-const lock = await provider.acquire(spec.key, { ttlMs: spec.ttlMs, waitMs: 30_000, reason: 'conformance crash case' });
+const options = { ttlMs: spec.ttlMs, waitMs: 30_000, reason: 'conformance crash case' };
+const lock = spec.limit ? await provider.semaphore(spec.key, spec.limit).acquire(options) : await provider.acquire(spec.key, options);
 process.stdout.write(`HELD ${lock.token}\n`);
 setInterval(() => undefined, 1 << 30);

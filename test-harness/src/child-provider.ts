@@ -7,6 +7,8 @@ export interface ChildSpec {
   module?: string;
   key: string;
   ttlMs: number;
+  /** Take a slot of a semaphore with this limit instead of the lock. */
+  limit?: number;
 }
 
 export function childSpec(): ChildSpec {

@@ -1,32 +1,54 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { expect, test } from 'vitest';
+import { type TestContext, expect, test } from 'vitest';
 import { childScript } from '../faults/child-script.js';
+import { ErrorCode, type Semaphore } from '@holdfast/core';
+import { codeOf, elapsed } from '../helpers/index.js';
 import type { CaseFactory } from './suite-types.js';
-import { elapsed } from '../helpers/index.js';
-import { skipBecause } from './support.js';
+import { type CaseContext, skipBecause } from './support.js';
 
 /** A child process starts Node, imports the adapter and connects: generous, but bounded. */
 const CHILD_START_MS = 20_000;
 
+/** Skips the case (printing why) unless the target's lock is shared between processes and it can build one in a child. */
+function skippedWithoutChild(c: CaseContext, t: TestContext): boolean {
+  const reason = !c.capabilities.crossProcess
+    ? `${c.target.name} is not shared between processes`
+    : !c.target.child
+      ? `${c.target.name} gives no way to build a provider in a child process`
+      : undefined;
+  if (reason !== undefined) skipBecause(t, reason);
+  return reason !== undefined;
+}
+
+/** Starts `script` in a child process on `key` and resolves with the first line it prints (what it did). */
+async function startChild(c: CaseContext, script: string, key: string, ttlMs: number, what: string, limit?: number): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, [childScript(script), JSON.stringify({ ...c.target.child, key, ttlMs, limit })], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const lines = createInterface({ input: child.stdout! });
+    const [line] = (await c.within(what, Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]), CHILD_START_MS)) as [string];
+    return { child, line };
+  } catch (error) {
+    killIfRunning(child);
+    throw error;
+  }
+}
+
+function killIfRunning(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export function crashCases(cases: CaseFactory): void {
   test.concurrent('23. a holder process killed with SIGKILL frees its lock within TTL (+ backend delay)', async (t) => {
     const c = cases(t);
-    if (!c.capabilities.crossProcess) return skipBecause(t, `${c.target.name} is not shared between processes`);
-    if (!c.target.child) return skipBecause(t, `${c.target.name} gives no way to build a provider in a child process`);
+    if (skippedWithoutChild(c, t)) return;
     const key = c.key();
     const ttlMs = c.timing.shortTtlMs;
-    const child = spawn(process.execPath, [childScript('child-holder.js'), JSON.stringify({ ...c.target.child, key, ttlMs })], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const { child, line } = await startChild(c, 'child-holder.js', key, ttlMs, 'a child process takes the lock');
     try {
-      const lines = createInterface({ input: child.stdout! });
-      const [line] = (await c.within(
-        'a child process takes the lock',
-        Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]),
-        CHILD_START_MS,
-      )) as [string];
       expect(line, 'the child did not report holding the lock').toMatch(/^HELD \d+$/);
       const observer = await c.provider();
       expect(await c.within('tryAcquire answers', observer.tryAcquire(key)), 'a lock held by another process was granted').toBeNull();
@@ -38,26 +60,46 @@ export function crashCases(cases: CaseFactory): void {
       expect(taken.ms, 'the lock of a killed holder was freed late').toBeLessThan(bound + c.timing.promptWakeMs);
       expect(taken.value.token, 'the token after a crash is not above the crashed holder\'s').toBeGreaterThan(BigInt(line.slice('HELD '.length)));
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      killIfRunning(child);
+    }
+  });
+
+  test.concurrent('63. a semaphore holder process killed with SIGKILL frees its slot within TTL (+ backend delay)', async (t) => {
+    const c = cases(t);
+    if (skippedWithoutChild(c, t)) return;
+    const key = c.key('slot');
+    const observer = await c.provider();
+    let semaphore: Semaphore;
+    try {
+      semaphore = observer.semaphore(key, 1);
+    } catch (error) {
+      if (codeOf(error) !== ErrorCode.Unsupported) throw error;
+      return skipBecause(t, `${c.target.name} has no semaphores`);
+    }
+    const ttlMs = c.timing.shortTtlMs;
+    const { child, line } = await startChild(c, 'child-holder.js', key, ttlMs, 'a child process takes a slot', 1);
+    try {
+      expect(line, 'the child did not report holding a slot').toMatch(/^HELD \d+$/);
+      expect(await c.within('tryAcquire answers', semaphore.tryAcquire()), 'a slot held by another process was granted').toBeNull();
+      child.kill('SIGKILL');
+      await c.within('the killed child exits', once(child, 'exit'));
+      const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
+      const waitMs = bound + c.timing.slackMs * 2;
+      const taken = await c.within('the slot of a killed holder is freed', elapsed(() => semaphore.acquire({ waitMs })), waitMs + c.timing.slackMs);
+      expect(taken.ms, 'the slot of a killed holder was freed late').toBeLessThan(bound + c.timing.promptWakeMs);
+      expect(taken.value.token, 'the token after a crash is not above the crashed holder\'s').toBeGreaterThan(BigInt(line.slice('HELD '.length)));
+    } finally {
+      killIfRunning(child);
     }
   });
 
   test.concurrent('58. a leader whose process is killed with SIGKILL is replaced within TTL (+ backend delay), with a higher token', async (t) => {
     const c = cases(t);
-    if (!c.capabilities.crossProcess) return skipBecause(t, `${c.target.name} is not shared between processes`);
-    if (!c.target.child) return skipBecause(t, `${c.target.name} gives no way to build a provider in a child process`);
+    if (skippedWithoutChild(c, t)) return;
     const key = c.key('leader');
     const ttlMs = c.timing.shortTtlMs;
-    const child = spawn(process.execPath, [childScript('child-leader.js'), JSON.stringify({ ...c.target.child, key, ttlMs })], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const { child, line } = await startChild(c, 'child-leader.js', key, ttlMs, 'a child process becomes leader');
     try {
-      const lines = createInterface({ input: child.stdout! });
-      const [line] = (await c.within(
-        'a child process becomes leader',
-        Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]),
-        CHILD_START_MS,
-      )) as [string];
       expect(line, 'the child did not report leading').toMatch(/^LEADING \d+$/);
       const candidate = await c.provider();
       let ledAt = 0;
@@ -80,7 +122,7 @@ export function crashCases(cases: CaseFactory): void {
         await c.within('resign() returns', election.resign());
       }
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      killIfRunning(child);
     }
   });
 }
