@@ -11,13 +11,9 @@ export interface Bound {
  * way frees it once `work` has settled).
  */
 export function bounded<T>(bound: Bound, work: Promise<T>): Promise<T> {
-  return untilAborted(work, bound.signal, abortReason);
+  return untilAborted(work, bound.signal);
 }
 
 export function throwIfAborted(bound: Bound): void {
-  if (bound.signal?.aborted) throw abortReason(bound.signal.reason);
-}
-
-function abortReason(reason: unknown): unknown {
-  return reason ?? new Error('aborted');
+  bound.signal?.throwIfAborted();
 }

@@ -1,7 +1,8 @@
 import type { Collection, Db, Filter, FindOneAndUpdateOptions, ObjectId, UpdateFilter } from 'mongodb';
 import { type Bound, throwIfAborted } from './bounded.js';
+import { LOCKED, type LockDocument, UNLOCKED } from './documents.js';
 import { isDuplicateKey } from './driver-errors.js';
-import { LOCKED, UNLOCKED, type LockDocument } from './documents.js';
+import { prefixRange } from './key-range.js';
 import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
 import { MAJORITY } from './write-concern.js';
 
@@ -49,9 +50,19 @@ export class DistLockCatalog implements LockCatalog {
 
   overtakeLock(acquisition: Acquisition, currentHolderTs: ObjectId, bound: Bound): Promise<LockDocument | null> {
     const { key } = acquisition;
-    return this.findAndModify(bound, { $or: [{ _id: key, state: UNLOCKED }, { _id: key, ts: currentHolderTs }] }, this.acquire(acquisition), {
-      returnDocument: 'after',
-    });
+    return this.findAndModify(
+      bound,
+      {
+        $or: [
+          { _id: key, state: UNLOCKED },
+          { _id: key, ts: currentHolderTs },
+        ],
+      },
+      this.acquire(acquisition),
+      {
+        returnDocument: 'after',
+      },
+    );
   }
 
   async unlock({ key, ts }: HeldAcquisition, bound: Bound): Promise<boolean> {
@@ -65,7 +76,12 @@ export class DistLockCatalog implements LockCatalog {
   }
 
   async forceUnlock(key: string, bound: Bound): Promise<boolean> {
-    const before = await this.findAndModify(bound, { _id: key, state: LOCKED }, { $set: { state: UNLOCKED } }, { returnDocument: 'before' });
+    const before = await this.findAndModify(
+      bound,
+      { _id: key, state: LOCKED },
+      { $set: { state: UNLOCKED } },
+      { returnDocument: 'before' },
+    );
     return before !== null;
   }
 
@@ -83,6 +99,11 @@ export class DistLockCatalog implements LockCatalog {
     return this.locks.findOne({ _id: key }, { signal: bound.signal });
   }
 
+  lockedUnder(prefix: string, bound: Bound): Promise<LockDocument[]> {
+    const range = prefixRange(prefix);
+    return this.locks.find({ ...(range ? { _id: range } : {}), state: LOCKED }, { signal: bound.signal }).toArray();
+  }
+
   /** One query for all of this process's locks, whatever `held` lists. */
   stillHeld(_held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
     return this.heldByProcess(bound);
@@ -95,9 +116,9 @@ export class DistLockCatalog implements LockCatalog {
   }
 
   private acquire(acquisition: Acquisition): UpdateFilter<LockDocument> {
-    const { ts, who, why, lease, renew } = acquisition;
+    const { ts, lockId, who, why, lease, renew } = acquisition;
     return {
-      $set: { ts, state: LOCKED as typeof LOCKED, who, process: this.processId, when: new Date(), why, lease, renew },
+      $set: { ts, lockId, state: LOCKED as typeof LOCKED, who, process: this.processId, when: new Date(), why, lease, renew },
       $unset: { extended: '' as const },
       $inc: { fence: 1 },
     };

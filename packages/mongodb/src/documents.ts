@@ -7,8 +7,9 @@ export const LOCKED = 2;
 /**
  * A lock document, shaped as MongoDB's `config.locks`, plus Holdfast's fields:
  * `fence` (fencing counter, never reset), `lease` (the holder's expiry window in ms),
- * `renew` (false: the process ping does not keep this lock alive) and `extended` (server time of
- * the last explicit extend, which contenders observe for non-renewed locks).
+ * `renew` (false: the process ping does not keep this lock alive), `extended` (server time of
+ * the last explicit extend, which contenders observe for non-renewed locks) and `lockId` (the
+ * acquire attempt that wrote it, so that an attempt whose reply was lost can be undone by it).
  */
 export interface LockDocument {
   _id: string;
@@ -23,6 +24,7 @@ export interface LockDocument {
   lease?: number;
   renew?: boolean;
   extended?: Date;
+  lockId?: string;
   /** FerretDB only: the version this state has in the key's version records (see versioned-catalog.ts). */
   version?: number;
 }

@@ -27,26 +27,23 @@ interface Recorded {
 export class PingHistory {
   private readonly recorded = new Map<string, Recorded>();
 
-  isExpired(key: string, seen: Observation, server: ServerInfo, roundTripMs: number): boolean {
+  /** Records the observation; the ms left until a later one could find the lock expired (<= 0: expired now). */
+  observe(key: string, seen: Observation, server: ServerInfo, roundTripMs: number): number {
     const previous = this.recorded.get(key);
     const now: Recorded = { observation: seen, electionId: server.electionId, serverTime: server.serverTime.getTime() };
     if (!previous || changed(previous, now)) {
       this.recorded.set(key, now);
-      return false;
+      return seen.lease;
     }
     // Be conservative: the server read its clock somewhere within the round trip.
     const correctedTime = now.serverTime - roundTripMs / 2;
     // The server's clock went backwards: wait for it to pass the recorded time again.
-    if (correctedTime < previous.serverTime) return false;
-    return correctedTime - previous.serverTime >= seen.lease;
+    if (correctedTime < previous.serverTime) return previous.serverTime - correctedTime + seen.lease;
+    return seen.lease - (correctedTime - previous.serverTime);
   }
 
   forget(key: string): void {
     this.recorded.delete(key);
-  }
-
-  get size(): number {
-    return this.recorded.size;
   }
 }
 

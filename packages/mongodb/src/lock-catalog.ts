@@ -6,6 +6,8 @@ import type { LockDocument } from './documents.js';
 export interface Acquisition {
   readonly key: string;
   readonly ts: ObjectId;
+  /** The attempt's lockId: abandon(request) frees what a lost reply granted by it. */
+  readonly lockId: string;
   readonly who: string;
   readonly why: string;
   readonly lease: number;
@@ -42,6 +44,8 @@ export interface LockCatalog {
   /** Sets a new lease on a lock `held.ts` still holds; false when it no longer does. */
   extend(held: HeldAcquisition, lease: number, bound: Bound): Promise<boolean>;
   getLockByName(key: string, bound: Bound): Promise<LockDocument | null>;
+  /** The current document of every locked key starting with `prefix` ('' = all), in any order. */
+  lockedUnder(prefix: string, bound: Bound): Promise<LockDocument[]>;
   /** The locks the server's lock documents show held by this process (on FerretDB: the mirrors). */
   heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
   /** The holder's check: which of these acquisitions the server still shows as held. */

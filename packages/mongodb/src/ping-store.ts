@@ -23,11 +23,20 @@ export class PingStore {
 
   async ping(bound: Bound): Promise<void> {
     throwIfAborted(bound);
-    await whileSqliteBusy(bound, () => this.pings.findOneAndUpdate({ _id: this.processId }, { $currentDate: { ping: true } }, { upsert: true }));
+    await whileSqliteBusy(bound, () =>
+      this.pings.findOneAndUpdate({ _id: this.processId }, { $currentDate: { ping: true } }, { upsert: true }),
+    );
   }
 
   async getPing(processId: string, bound: Bound): Promise<Date | null> {
     return (await this.pings.findOne({ _id: processId }, { signal: bound.signal }))?.ping ?? null;
+  }
+
+  /** The last ping of each of these processes (absent: none). */
+  async getPings(processIds: readonly string[], bound: Bound): Promise<Map<string, Date>> {
+    if (processIds.length === 0) return new Map();
+    const found = await this.pings.find({ _id: { $in: [...processIds] } }, { signal: bound.signal }).toArray();
+    return new Map(found.map((ping) => [ping._id, ping.ping]));
   }
 
   /** Shutdown: the ping document goes away with the process. */

@@ -1,6 +1,7 @@
+import { safetyDeadline } from '@holdfast/core/backend';
 import type { ObjectId } from 'mongodb';
 import type { Bound } from './bounded.js';
-import type { HeldGrants } from './held-grants.js';
+import type { LiveGrants } from './live-grants.js';
 import type { LockCatalog } from './lock-catalog.js';
 import type { PingStore } from './ping-store.js';
 import type { UnlockQueue } from './unlock-queue.js';
@@ -8,7 +9,7 @@ import type { UnlockQueue } from './unlock-queue.js';
 export interface PingerParts {
   readonly catalog: LockCatalog;
   readonly pings: PingStore;
-  readonly grants: HeldGrants;
+  readonly grants: LiveGrants;
   readonly unlocks: UnlockQueue;
   /** True for a ts this process holds or is still trying to grab: anything else of ours is an orphan. */
   readonly claims: (ts: ObjectId) => boolean;
@@ -53,7 +54,7 @@ export class Pinger {
       await Promise.all([this.pinging, this.maintaining]);
     } finally {
       bound.signal?.removeEventListener('abort', onAbort);
-      if (!this.stopping.signal.aborted) this.stopping.abort(new Error('pinger stopped'));
+      if (!this.stopping.signal.aborted) this.stopping.abort();
     }
   }
 
@@ -102,7 +103,7 @@ export class Pinger {
     await unlocks.drain(catalog, this.bound());
     const listedAt = Date.now();
     try {
-      grants.verify(await catalog.stillHeld(grants.acquisitions(), this.bound()), listedAt);
+      grants.verify(await catalog.stillHeld(grants.all(), this.bound()), listedAt);
       const orphans = (await catalog.heldByProcess(this.bound())).filter((lock) => !claims(lock.ts));
       for (const orphan of orphans) unlocks.add(orphan._id, orphan.ts);
       if (orphans.length > 0) await unlocks.drain(catalog, this.bound());
@@ -114,24 +115,21 @@ export class Pinger {
   /**
    * True when a lock kept alive by this process's pings, requested at `sentAt`, is already past the
    * point where the holder must give it up: a grant whose reply came that late is not handed out.
+   * The lease counts from the last ping that succeeded; core's safety deadline, one interval early
+   * because the pinger checks deadlines only once per interval.
    */
   outlivedPings(sentAt: number, lease: number, now = Date.now()): boolean {
-    return now >= Math.max(this.lastPingSentAt, sentAt) + lease - this.safetyMargin(lease);
+    return now >= safetyDeadline(Math.max(this.lastPingSentAt, sentAt), lease) - this.parts.intervalMs;
   }
 
   private loseLocksOutlivingPings(): void {
     const now = Date.now();
     const lost = this.parts.grants.loseWhere(
-      (grant) => grant.request.autoRenew && this.outlivedPings(grant.sentAt, grant.lease, now),
+      (grant) => grant.renewedByPings && this.outlivedPings(grant.sentAt, grant.lease, now),
       'this process could not ping for longer than the lease allows; a contender may take the lock over',
       this.lastPingError,
     );
     // The document may still carry our ts: free it as soon as the server answers again.
-    for (const grant of lost) this.parts.unlocks.add(grant.request.key, grant.ts);
-  }
-
-  /** A tenth of the lease, plus one interval because deadlines are only checked once per interval. */
-  private safetyMargin(lease: number): number {
-    return lease / 10 + this.parts.intervalMs;
+    for (const grant of lost) this.parts.unlocks.add(grant.key, grant.ts);
   }
 }

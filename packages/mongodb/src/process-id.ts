@@ -10,5 +10,3 @@ export function newProcessId(port: number = process.pid): string {
   const epochSeconds = Math.floor(Date.now() / 1000);
   return `${hostname()}:${port}:${epochSeconds}:${randomBytes(8).readBigInt64BE()}`;
 }
-
-export const PROCESS_ID_PATTERN = /^[^:\s]+:\d+:\d+:-?\d+$/;

@@ -1,17 +1,19 @@
+import { type Busy, WaitList, type WaitOptions } from '@holdfast/core/backend';
 import type { ChangeStream, Collection } from 'mongodb';
-import type { WaitOptions } from '@holdfast/core/backend';
-import { isChangeStreamUnsupported } from './driver-errors.js';
 import type { LockDocument } from './documents.js';
+import { isChangeStreamUnsupported } from './driver-errors.js';
+import type { MongoWake } from './grant-pass.js';
 
 /**
  * Wakes waiters when a lock document changes, through one change stream per provider instance where
  * the deployment has them (replica sets, sharded clusters). Detected on first use: FerretDB and
- * standalone mongod refuse `$changeStream`, and waiters then sleep the retry interval. Waiters wake at
- * the latest after the retry interval either way: a crashed holder's lock changes nothing, and only
- * a new attempt (with its expiry observation) can take it over.
+ * standalone mongod refuse `$changeStream`, and waiters then sleep the poll interval. Waiters wake at
+ * the latest after the poll interval either way, and when the busy answer says a takeover could be
+ * judged: a crashed holder's lock changes nothing, and only a new attempt (with its expiry
+ * observation) can take it over.
  */
 export class WakeUps {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new WaitList<string>();
   private stream: ChangeStream<LockDocument> | undefined;
   private opening: Promise<void> | undefined;
   private supported: boolean | undefined;
@@ -22,41 +24,18 @@ export class WakeUps {
     private readonly pollIntervalMs: number,
   ) {}
 
-  /** True once a change stream is open; false once the server refused one; undefined before trying. */
-  get changeStreams(): boolean | undefined {
-    return this.supported;
-  }
-
-  async wait(key: string, { signal, timeoutMs }: WaitOptions): Promise<void> {
-    if (this.supported !== false && !this.closed) await this.openOnce();
-    if (signal.aborted) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        const set = this.waiters.get(key);
-        set?.delete(done);
-        if (set?.size === 0) this.waiters.delete(key);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.min(timeoutMs, this.pollIntervalMs));
-      signal.addEventListener('abort', done, { once: true });
-      let set = this.waiters.get(key);
-      if (!set) this.waiters.set(key, (set = new Set()));
-      set.add(done);
-    });
+  async wait(key: string, busy: Busy<MongoWake>, { signal, timeoutMs }: WaitOptions): Promise<void> {
+    // Opened in the background: a change before the stream is open is caught by the poll.
+    if (this.supported !== false && !this.closed) this.opening ??= this.open().catch(() => void (this.opening = undefined));
+    const judgeableIn = (busy.wake?.judgeableAt ?? Infinity) - Date.now();
+    await this.waiters.wait(key, { signal, timeoutMs: Math.max(0, Math.min(timeoutMs, this.pollIntervalMs, judgeableIn)) });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     await this.opening?.catch(() => undefined);
     await this.stream?.close().catch(() => undefined);
-    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
-  }
-
-  private openOnce(): Promise<void> {
-    this.opening ??= this.open();
-    return this.opening;
+    this.waiters.wakeEveryone();
   }
 
   private async open(): Promise<void> {
@@ -84,8 +63,7 @@ export class WakeUps {
     try {
       while (!this.closed) {
         const change = await stream.next();
-        const key = 'documentKey' in change ? (change.documentKey as { _id: string })._id : undefined;
-        for (const wake of [...(this.waiters.get(key ?? '') ?? [])]) wake();
+        if ('documentKey' in change) this.waiters.wakeAll((change.documentKey as { _id: string })._id);
       }
     } catch {
       // The stream broke (failover, close): the next wait opens a new one.

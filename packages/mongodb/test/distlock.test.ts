@@ -4,13 +4,17 @@ import { ferretdbBinary } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
 import { MongoClient, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createMongoProvider, type LockDocument, type PingDocument, PROCESS_ID_PATTERN, type ServerInfo, readServerStatus } from '../src/index.js';
-import { SHORT_TTL_MS, provider, testUrl } from './fixtures.js';
+import { createMongoProvider, type LockDocument, type PingDocument } from '../src/index.js';
+import { readServerStatus, type ServerInfo } from '../src/server-info.js';
+import { provider, providerWithBackend, SHORT_TTL_MS, testUrl } from './fixtures.js';
 import { RestartableFerretdb } from './restartable-ferretdb.js';
 
 const mongodb = await useBackend('mongodb');
 /** The lease the test URL sets as lockExpiration: what a MongoDB-written lock document (no lease field) gets. */
 const LEASE_MS = SHORT_TTL_MS;
+
+/** MongoDB's distlock process id: `<host>:<port>:<epoch seconds>:<random signed 64-bit>`. */
+const PROCESS_ID_PATTERN = /^[^:\s]+:\d+:\d+:-?\d+$/;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,7 +29,15 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
   /** A lock exactly as MongoDB itself writes it (no Holdfast fields), held by a process whose ping we control. */
   async function foreignLock(name: string, ping: Date): Promise<string> {
     const process = `config-host:27019:${Math.floor(Date.now() / 1000)}:${Date.now()}`;
-    await locks().insertOne({ _id: name, state: 2, process, ts: new ObjectId(), who: `${process}:Balancer`, why: 'Migrating chunk(s)', when: new Date() } as LockDocument);
+    await locks().insertOne({
+      _id: name,
+      state: 2,
+      process,
+      ts: new ObjectId(),
+      who: `${process}:Balancer`,
+      why: 'Migrating chunk(s)',
+      when: new Date(),
+    } as LockDocument);
     await pings().insertOne({ _id: process, ping });
     return process;
   }
@@ -36,25 +48,39 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
   });
   afterAll(() => raw.close());
 
-  test('documents have MongoDB\'s fields and types; the process id is <host>:<port>:<epoch seconds>:<random>', async () => {
-    const locks$ = provider(url, { owner: 'report-job' });
+  test("documents have MongoDB's fields and types; the process id is <host>:<port>:<epoch seconds>:<random>", async () => {
+    const { locks: locks$, backend } = providerWithBackend(url, { owner: 'report-job' });
     const name = key('shape');
     const lock = await locks$.tryAcquire(name, { reason: 'nightly report' });
-    const processId = locks$.mongo.processId;
+    const processId = backend.processId;
     expect(processId).toMatch(PROCESS_ID_PATTERN);
     const [host, port, epoch] = processId.split(':');
     expect(host!.length).toBeGreaterThan(0);
     expect(Number(port)).toBe(process.pid);
     expect(Math.abs(Number(epoch) - Date.now() / 1000)).toBeLessThan(60);
     const doc = await locks().findOne({ _id: name });
-    expect(doc).toMatchObject({ _id: name, state: 2, process: processId, who: `${processId}:report-job`, why: 'nightly report', lease: locks$.capabilities.defaultTtlMs, renew: true });
+    expect(doc).toMatchObject({
+      _id: name,
+      state: 2,
+      process: processId,
+      who: `${processId}:report-job`,
+      why: 'nightly report',
+      lease: locks$.capabilities.defaultTtlMs,
+      renew: true,
+    });
     expect(doc!.ts).toBeInstanceOf(ObjectId);
     expect(doc!.when).toBeInstanceOf(Date);
     expect(BigInt(doc!.fence!)).toBe(lock!.token);
     const ping = await pings().findOne({ _id: processId });
     expect(ping!.ping).toBeInstanceOf(Date);
     const info = await locks$.inspect(name);
-    expect(info!.details).toMatchObject({ state: 2, process: processId, why: 'nightly report', ts: doc!.ts.toHexString(), lastPing: ping!.ping.toISOString() });
+    expect(info!.details).toMatchObject({
+      state: 2,
+      process: processId,
+      why: 'nightly report',
+      ts: doc!.ts.toHexString(),
+      lastPing: ping!.ping.toISOString(),
+    });
     await lock!.release();
     // Release keeps the document (and its fence) at state 0, as MongoDB's unlock does.
     expect(await locks().findOne({ _id: name })).toMatchObject({ state: 0, ts: doc!.ts, fence: doc!.fence });
@@ -63,7 +89,7 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
   });
 
   test('a lock is expired only by two observations a lease apart with the ping unchanged, however old the ping', async () => {
-    const contender = provider(url);
+    const { locks: contender, backend } = providerWithBackend(url);
     try {
       const name = key('two-observations');
       await foreignLock(name, new Date(Date.now() - 3_600_000));
@@ -74,7 +100,7 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
       await pause(LEASE_MS + 300);
       const taken = await contender.tryAcquire(name);
       expect(taken).not.toBeNull();
-      expect((await locks().findOne({ _id: name }))?.process).toBe(contender.mongo.processId);
+      expect((await locks().findOne({ _id: name }))?.process).toBe(backend.processId);
     } finally {
       await contender.close();
     }
@@ -103,12 +129,10 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
   test('the server clock decides: a frozen or backwards server clock never expires a lock, whatever the local clock does', async () => {
     let offsetMs = 0;
     let frozenAt: number | undefined;
-    const contender = provider(url, {
-      readServerInfo: async (db): Promise<ServerInfo> => {
-        const real = await readServerStatus(db);
-        const time = frozenAt ?? real.serverTime.getTime() + offsetMs;
-        return { ...real, serverTime: new Date(time) };
-      },
+    const { locks: contender } = providerWithBackend(url, {}, async (db): Promise<ServerInfo> => {
+      const real = await readServerStatus(db);
+      const time = frozenAt ?? real.serverTime.getTime() + offsetMs;
+      return { ...real, serverTime: new Date(time) };
     });
     try {
       const name = key('server-clock');
@@ -132,9 +156,11 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
 
   test('an electionId change restarts the observation', async () => {
     let electionId = new ObjectId().toHexString();
-    const contender = provider(url, {
-      readServerInfo: async (db): Promise<ServerInfo> => ({ ...(await readServerStatus(db)), electionId }),
-    });
+    const { locks: contender } = providerWithBackend(
+      url,
+      {},
+      async (db): Promise<ServerInfo> => ({ ...(await readServerStatus(db)), electionId }),
+    );
     try {
       const name = key('election');
       await foreignLock(name, new Date(0));
@@ -153,8 +179,8 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
 
   test('one ping per interval for the whole process, however many locks it holds', async () => {
     const pingCommands: number[] = [];
-    const holder = provider(url, { clientOptions: { monitorCommands: true } });
-    const client = holder.mongo.client;
+    const client = new MongoClient(url, { monitorCommands: true });
+    const holder = provider(url, { client });
     client.on('commandStarted', (event) => {
       if (event.commandName === 'findAndModify' && event.command['findAndModify'] === 'lockpings') pingCommands.push(Date.now());
     });
@@ -168,9 +194,15 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
       // Interval 250 ms: about 8 pings in 2 s, never one per lock.
       expect(pingsInWindow).toBeGreaterThanOrEqual(4);
       expect(pingsInWindow).toBeLessThanOrEqual(10);
-      expect(held.filter((lock) => lock!.signal.aborted).map((lock) => String(lock!.signal.reason)).slice(0, 3)).toEqual([]);
+      expect(
+        held
+          .filter((lock) => lock!.signal.aborted)
+          .map((lock) => String(lock!.signal.reason))
+          .slice(0, 3),
+      ).toEqual([]);
     } finally {
       await holder.close();
+      await client.close();
     }
   });
 
@@ -185,7 +217,12 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
       expect(grants.filter((lock) => lock !== null)).toHaveLength(1);
       const names = (await raw.db().collection(collection).listIndexes().toArray()).map((index) => index.name).sort();
       expect(names).toEqual(['_id_', 'state_1_process_1', 'ts_1']);
-      expect(await raw.db().collection(collection).countDocuments({ _id: name as never })).toBe(1);
+      expect(
+        await raw
+          .db()
+          .collection(collection)
+          .countDocuments({ _id: name as never }),
+      ).toBe(1);
     } finally {
       await Promise.all(custom.map((p) => p.close()));
     }
@@ -222,7 +259,7 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
 
   test('a failed unlock is queued and drained by the pinger once the server is back; a lock kept by failing pings is declared lost', async () => {
     const url = testUrl(`${server.url}?serverSelectionTimeoutMS=700&connectTimeoutMS=700`);
-    const holder = provider(url);
+    const { locks: holder, backend } = providerWithBackend(url);
     const other = provider(url);
     const raw = new MongoClient(server.url, { serverSelectionTimeoutMS: 5000 });
     try {
@@ -230,16 +267,19 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
       const kept = await holder.tryAcquire('queue/kept');
       expect(released).not.toBeNull();
       await server.pause();
-      const failure = await released!.release().then(() => null, (error: unknown) => error);
+      const failure = await released!.release().then(
+        () => null,
+        (error: unknown) => error,
+      );
       expect((failure as { code?: string } | null)?.code).toBe(ErrorCode.Backend);
-      expect(holder.mongo.unlockQueue.size).toBe(1);
+      expect(backend.pendingUnlocks).toBe(1);
       // The holder cannot ping: its lock is lost before any contender could judge it expired.
       const lost = await lostWithin(kept!, 10_000, 'the holder that cannot ping is told');
       expect(codeOf(lost)).toBe(ErrorCode.Lost);
       await server.resume();
       const doc = () => raw.db().collection<LockDocument>('locks').findOne({ _id: 'queue/released' });
       // Queued: the failed release, and the lock declared lost while the holder could not ping.
-      await until(() => holder.mongo.unlockQueue.size === 0, 10_000, 'the pinger drained the unlock queue', { everyMs: 50 });
+      await until(() => backend.pendingUnlocks === 0, 10_000, 'the pinger drained the unlock queue', { everyMs: 50 });
       expect((await doc())?.state).toBe(0);
       expect((await raw.db().collection<LockDocument>('locks').findOne({ _id: 'queue/kept' }))?.state).toBe(0);
       expect(await other.tryAcquire('queue/released')).not.toBeNull();
@@ -262,7 +302,9 @@ describe.skipIf(unlockQueueSkip !== null)('unlock retry queue and ping loss (a s
       // The lock is free at once on the wiped server; the holder must hear of it within a few ping intervals (250 ms).
       await lostWithin(lock!, 5_000, 'the holder of a lock wiped by the restart is told');
       const toldAt = lostAt()!;
-      console.info(`[wiped server] restart took ${Math.round(backAt - restartedAt)} ms; holder told ${Math.round(toldAt - backAt)} ms after the server was back`);
+      console.info(
+        `[wiped server] restart took ${Math.round(backAt - restartedAt)} ms; holder told ${Math.round(toldAt - backAt)} ms after the server was back`,
+      );
       expect(toldAt).toBeGreaterThan(restartedAt);
       expect(toldAt - backAt).toBeLessThan(2_000);
       expect((lock!.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);

@@ -1,0 +1,26 @@
+import type { Capabilities } from '@holdfast/core';
+import { MAX_TTL_MS } from '@holdfast/core/backend';
+import { type DistLockSettings, resolveSettings } from './options.js';
+
+/** What a MongoDB provider offers with these settings (the ping interval and lease set the TTL bounds). */
+export function mongoCapabilities(settings: DistLockSettings): Capabilities {
+  return Object.freeze({
+    minTtlMs: 3 * settings.pingIntervalMs,
+    maxTtlMs: MAX_TTL_MS,
+    defaultTtlMs: settings.lockExpirationMs,
+    fencing: 'strict',
+    fifo: false,
+    wakeUp: 'change-stream-or-poll',
+    crossProcess: true,
+    // Two observations a lease apart; the first may come up to a lease late (a contender arriving just
+    // as the lease ends), and each is up to one poll interval (and the last ping one interval) late.
+    expiryGraceMs: settings.lockExpirationMs + 2 * settings.pollIntervalMs + settings.pingIntervalMs,
+    renewal: 'backend',
+  });
+}
+
+/**
+ * The capabilities of a MongoDB provider with MongoDB's own settings (ping every 30 s, lease 15 min,
+ * poll 500 ms). A provider's `capabilities` reflect its own settings.
+ */
+export const MONGODB_CAPABILITIES: Capabilities = mongoCapabilities(resolveSettings({}));
