@@ -1,0 +1,68 @@
+import { type BackendGrant, type Busy, type GrantRequest, type SlotRequest, busy } from './backend.js';
+import type { HeldLock } from './held-lock.js';
+import { newLockId } from './identity.js';
+import type { ValidatedAcquire } from './validation.js';
+
+/** One acquisition in progress: its request (renewed after an abandoned call) and what it learned. */
+export interface Attempt {
+  handle: HeldLock | undefined;
+  /** Granted through the backend's own queue (acquireQueued) rather than one request. */
+  queued: boolean;
+  readonly startedAt: number;
+  sentAt: number;
+  pendingLoss: { detail: string; cause: unknown } | undefined;
+  /** The last busy answer, handed to the wait that follows it. */
+  busy: Busy;
+  /** Replaced (new lockId) after an abandoned call; see renewLockId(). */
+  request: GrantRequest;
+}
+
+export const NOTHING_YET: Busy = busy();
+
+export function newAttempt(key: string, owner: string, validated: ValidatedAcquire, limit: number | undefined): Attempt {
+  const attempt: Attempt = {
+    handle: undefined,
+    queued: false,
+    startedAt: Date.now(),
+    sentAt: Date.now(),
+    pendingLoss: undefined,
+    busy: NOTHING_YET,
+    request: {
+      key,
+      lockId: newLockId(),
+      owner,
+      reason: validated.reason,
+      ttlMs: validated.ttlMs,
+      autoRenew: validated.autoRenew,
+      onLost: (detail, cause) => {
+        if (attempt.handle) attempt.handle.markLost(detail, cause);
+        else attempt.pendingLoss = { detail, cause };
+      },
+      ...(limit === undefined ? {} : { limit }),
+    },
+  };
+  return attempt;
+}
+
+/**
+ * After giving up a call, the next call of the attempt gets a new lockId, so that the late undo
+ * of the abandoned one (owner-checked by lockId) can never free the new grant.
+ */
+export function renewLockId(attempt: Attempt): void {
+  attempt.request = { ...attempt.request, lockId: newLockId() };
+}
+
+export function isSlotRequest(request: GrantRequest): request is SlotRequest {
+  return (request as SlotRequest).limit !== undefined;
+}
+
+/**
+ * The lease is timed on the local clock from the moment the request was sent: the server granted
+ * no earlier than that, so the holder's idea of the lease can only end before the server's does.
+ * A server timestamp is never trusted for this (clocks differ). A queued grant (an in-process FIFO
+ * hand-off, same clock) starts when it was handed off.
+ */
+export function leaseStartOf(attempt: Attempt, grant: BackendGrant): number {
+  if (!attempt.queued) return attempt.sentAt;
+  return Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
+}
