@@ -74,6 +74,7 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
   }
 
   async close(call: CallContext): Promise<void> {
+    this.batcher.flush();
     await this.listener.close(call.signal);
     await this.runner.close(call.signal);
   }
