@@ -1,12 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { LineDefect } from './fixtures/cross-process/line-backend.mjs';
+import { type AssertionResult, runNestedVitest } from './fixtures/nested-vitest.js';
 
 /**
  * The fault cases must have teeth: run them against a cross-process lock (a line-protocol server in
@@ -22,16 +16,7 @@ const EXPECTED_FAILURES: Record<Exclude<LineDefect, 'none'>, string> = {
   'lease-inflated': '23. a holder process killed with SIGKILL frees its lock',
 };
 
-interface AssertionResult {
-  ancestorTitles: string[];
-  title: string;
-  status: 'passed' | 'failed' | 'skipped' | 'pending';
-}
-
-const harnessRoot = fileURLToPath(new URL('..', import.meta.url));
-const vitestCli = join(createRequire(import.meta.url).resolve('vitest/package.json'), '..', 'vitest.mjs');
 const NESTED_RUN_MS = 150_000;
-let outputDir: string;
 let results: AssertionResult[] = [];
 
 function faultResultsFor(defect: LineDefect): AssertionResult[] {
@@ -42,30 +27,17 @@ function faultResultsFor(defect: LineDefect): AssertionResult[] {
 
 describe('the fault cases against a cross-process lock with planted defects', () => {
   beforeAll(async () => {
-    outputDir = mkdtempSync(join(tmpdir(), 'holdfast-teeth-faults-'));
-    const outputFile = join(outputDir, 'results.json');
-    const run = spawn(
-      process.execPath,
+    results = await runNestedVitest(
       [
-        vitestCli,
-        'run',
         '--config',
         'test/fixtures/cross-process/vitest.config.ts',
         '--testNamePattern',
         // The fault cases, and the crash case (23), which only a cross-process lock can fail.
         '(F[1-9]|23)\\. ',
-        '--reporter=json',
-        `--outputFile=${outputFile}`,
       ],
-      { cwd: harnessRoot, stdio: 'ignore', timeout: NESTED_RUN_MS },
-    );
-    await once(run, 'exit');
-    results = (JSON.parse(readFileSync(outputFile, 'utf8')) as { testResults: { assertionResults: AssertionResult[] }[] }).testResults.flatMap(
-      (file) => file.assertionResults,
+      NESTED_RUN_MS,
     );
   }, NESTED_RUN_MS + 10_000);
-
-  afterAll(() => rmSync(outputDir, { recursive: true, force: true }));
 
   test('the defect-free control passes every fault case', () => {
     const control = faultResultsFor('none');

@@ -1,13 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { suiteName } from './fixtures/broken-suite.js';
 import { CATALOGUE } from './fixtures/defects/catalogue.js';
+import { type AssertionResult, runNestedVitest } from './fixtures/nested-vitest.js';
 
 /**
  * The suite must have teeth: run it against a catalogue of deliberately broken providers and check
@@ -18,16 +12,6 @@ import { CATALOGUE } from './fixtures/defects/catalogue.js';
 /** The catalogue's wall-time budget in CI. */
 const RUN_BUDGET_MS = 150_000;
 
-interface AssertionResult {
-  ancestorTitles: string[];
-  title: string;
-  status: 'passed' | 'failed' | 'skipped' | 'pending';
-  failureMessages: string[];
-}
-
-const harnessRoot = fileURLToPath(new URL('..', import.meta.url));
-const vitestCli = join(createRequire(import.meta.url).resolve('vitest/package.json'), '..', 'vitest.mjs');
-let outputDir: string;
 let results: AssertionResult[] = [];
 let wallMs = 0;
 
@@ -37,23 +21,11 @@ function resultsFor(suite: string): AssertionResult[] {
 
 describe('the conformance suite against deliberately broken providers', () => {
   beforeAll(async () => {
-    outputDir = mkdtempSync(join(tmpdir(), 'holdfast-teeth-'));
-    const outputFile = join(outputDir, 'results.json');
     const started = performance.now();
-    const run = spawn(
-      process.execPath,
-      [vitestCli, 'run', '--config', 'test/fixtures/vitest.broken.config.ts', '--reporter=json', `--outputFile=${outputFile}`],
-      { cwd: harnessRoot, stdio: 'ignore', timeout: RUN_BUDGET_MS + 20_000 },
-    );
-    await once(run, 'exit');
+    results = await runNestedVitest(['--config', 'test/fixtures/vitest.broken.config.ts'], RUN_BUDGET_MS + 20_000);
     wallMs = performance.now() - started;
     console.log(`[teeth] ${CATALOGUE.length} planted defects and the control ran in ${(wallMs / 1000).toFixed(1)} s`);
-    results = (JSON.parse(readFileSync(outputFile, 'utf8')) as { testResults: { assertionResults: AssertionResult[] }[] }).testResults.flatMap(
-      (file) => file.assertionResults,
-    );
   }, RUN_BUDGET_MS + 30_000);
-
-  afterAll(() => rmSync(outputDir, { recursive: true, force: true }));
 
   test('the catalogue is large, each defect is planted once, and the run fits its budget', () => {
     expect(CATALOGUE.length).toBeGreaterThanOrEqual(60);

@@ -13,16 +13,11 @@ const LONG_HOLD_TTLS = 3;
 export function expiryCases(cases: CaseFactory): void {
   test.concurrent('13. a holder that stops renewing loses the lock after its TTL; another then takes it', async (t) => {
     const c = cases(t);
-    const [a, b] = await c.providers2();
-    const key = c.key();
-    const ttlMs = c.timing.shortTtlMs;
-    const sentAt = performance.now();
-    const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
-    expect(lock).not.toBeNull();
+    const { b, key, ttlMs, lock, sentAt } = await c.unrenewedLock();
     const taken = await takeOver(c, b, key, ttlMs, 'a lapsed lock is taken by a waiter');
     expect(performance.now() - sentAt, 'a waiter was not woken promptly when the lease lapsed').toBeLessThan(ttlMs + c.timing.graceMs + c.timing.promptWakeMs);
-    expect(taken.token, 'the new holder\'s token is not above the lapsed one').toBeGreaterThan(lock!.token);
-    const reason = await abortedWithin(lock!.signal, c.timing.slackMs, 'a lapsed holder is told it lost the lock');
+    expect(taken.token, 'the new holder\'s token is not above the lapsed one').toBeGreaterThan(lock.token);
+    const reason = await abortedWithin(lock.signal, c.timing.slackMs, 'a lapsed holder is told it lost the lock');
     expect(codeOf(reason), 'a lapsed holder\'s signal reason').toBe(ErrorCode.Lost);
   });
 
@@ -73,20 +68,17 @@ export function expiryCases(cases: CaseFactory): void {
 
   test.concurrent('16. extend() keeps the lock past the original TTL; chained extends work', async (t) => {
     const c = cases(t);
-    const [a, b] = await c.providers2();
-    const key = c.key();
-    const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
-    const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
+    const { b, key, ttlMs, lock } = await c.unrenewedLock(Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs));
     for (let i = 0; i < 5; i++) {
       // Inherent: each extend comes a third of a lease after the last (leaving a slow server most of
       // the lease to answer), so only the extends keep the lock.
       await delay(ttlMs / 3);
-      await c.within(`extend #${i + 1} answers`, lock!.extend());
+      await c.within(`extend #${i + 1} answers`, lock.extend());
     }
     // 1.67 TTLs have passed since the grant: only the extends can explain it still being held.
     expect(await c.within('tryAcquire answers', b.tryAcquire(key)), 'chained extends did not keep the lock').toBeNull();
-    expect(await c.within('isHeld answers', lock!.isHeld()), 'chained extends did not keep the lock').toBe(true);
-    expect(lock!.expiresAt?.getTime(), 'after extends the handle\'s expiry is not in the future').toBeGreaterThan(Date.now());
+    expect(await c.within('isHeld answers', lock.isHeld()), 'chained extends did not keep the lock').toBe(true);
+    expect(lock.expiresAt?.getTime(), 'after extends the handle\'s expiry is not in the future').toBeGreaterThan(Date.now());
   });
 
   test.concurrent('17. extend() on a released, expired or force-released lock fails with a typed error and does not prolong the new holder', async (t) => {
@@ -168,35 +160,27 @@ export function expiryCases(cases: CaseFactory): void {
 
   test.concurrent('41. a lease that ran out and that nobody re-took is not reported as held', async (t) => {
     const c = cases(t);
-    const [a, b] = await c.providers2();
-    const key = c.key();
-    const ttlMs = c.timing.shortTtlMs;
-    // Timed from before the request, like the lease itself: the holder gives up (and lets go) at
-    // 0.9 x TTL counted from then.
-    const sentAt = performance.now();
-    const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
+    // sentAt is taken before the request, as the lease is timed: the holder gives up (and lets go)
+    // at 0.9 x TTL counted from then.
+    const { a, b, key, ttlMs, lock, sentAt } = await c.unrenewedLock();
     await c.until('inspect stops reporting a lapsed lease', async () => (await b.inspect(key)) === null, ttlMs + c.timing.graceMs + c.timing.slackMs, 20);
     expect(performance.now() - sentAt, 'inspect reported the lease free before the holder could have given it up').toBeGreaterThanOrEqual(ttlMs * 0.9 - 1);
-    expect(await c.within('isHeld answers', lock!.isHeld()), 'a lapsed lease says it is held').toBe(false);
-    expect(codeOf(lock!.signal.reason), 'a lapsed holder was not told it lost the lock').toBe(ErrorCode.Lost);
+    expect(await c.within('isHeld answers', lock.isHeld()), 'a lapsed lease says it is held').toBe(false);
+    expect(codeOf(lock.signal.reason), 'a lapsed holder was not told it lost the lock').toBe(ErrorCode.Lost);
     expect(await c.within('inspect answers', a.inspect(key)), 'the holder\'s own provider still reports a lapsed lease').toBeNull();
   });
 
   test.concurrent('42. the old holder\'s signal aborts no later than a successor can be granted', async (t) => {
     const c = cases(t);
-    const [a, b] = await c.providers2();
-    const key = c.key();
-    const ttlMs = c.timing.shortTtlMs;
-    const sentAt = performance.now();
-    const lock = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
-    const abortedAt = abortTime(lock!.signal);
+    const { b, key, ttlMs, lock, sentAt } = await c.unrenewedLock();
+    const abortedAt = abortTime(lock.signal);
     const successor = await takeOver(c, b, key, ttlMs, 'a successor takes the lapsed key');
     const grantedAt = performance.now();
     expect(abortedAt(), 'a successor was granted while the old holder\'s signal had not aborted').toBeDefined();
     expect(abortedAt()!, 'the old holder\'s signal aborted after the successor was granted').toBeLessThanOrEqual(grantedAt);
     // The ordering above is the safety property; this bound only allows for a loaded event loop.
     expect(abortedAt()! - sentAt, 'the old holder\'s signal aborted later than TTL + the backend\'s grace (+ slack)').toBeLessThanOrEqual(ttlMs + c.timing.graceMs + c.timing.slackMs);
-    expect(successor.token).toBeGreaterThan(lock!.token);
+    expect(successor.token).toBeGreaterThan(lock.token);
   });
 
   test.concurrent('44. extend(ttlMs) takes effect: a longer TTL outlives the original lease, a shorter one ends it sooner', async (t) => {

@@ -10,12 +10,9 @@ const QUIET_MS = 300;
 export function ownershipCases(cases: CaseFactory): void {
   test.concurrent('20. releasing a lock whose TTL passed and which someone else now holds is a no-op', async (t) => {
     const c = cases(t);
-    const [a, b] = await c.providers2();
-    const key = c.key();
-    const ttlMs = c.timing.shortTtlMs;
-    const stale = await c.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
+    const { a, b, key, ttlMs, lock: stale } = await c.unrenewedLock();
     const current = await takeOver(c, b, key, ttlMs, 'a successor takes the lapsed key');
-    await c.within('release of the stale handle answers', stale!.release());
+    await c.within('release of the stale handle answers', stale.release());
     expect(await c.within('isHeld answers', current.isHeld()), 'a stale release freed the new holder\'s lock').toBe(true);
     expect((await c.within('inspect answers', a.inspect(key)))?.owner, 'a stale release changed the holder').toBe(b.owner);
     expect(await c.within('tryAcquire answers', a.tryAcquire(key)), 'a stale release freed the key').toBeNull();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Capabilities, LockProvider } from '@holdfast/core';
-import type { TestContext } from 'vitest';
+import type { Capabilities, Lock, LockProvider } from '@holdfast/core';
+import { type TestContext, expect } from 'vitest';
 import { elapsed, until, within } from '../helpers/index.js';
 import { LeakBaseline } from './leak-baseline.js';
 import type { ConformanceTarget, ResolvedTiming } from './target.js';
@@ -30,6 +30,31 @@ export class CaseContext {
 
   async providers2(): Promise<[LockProvider, LockProvider]> {
     return [await this.provider(), await this.provider()];
+  }
+
+  /** Two providers and a fresh key that the first holds for a minute: longer than any case, so only the case lets it go. */
+  async heldKey(): Promise<{ a: LockProvider; b: LockProvider; key: string; holder: Lock }> {
+    const [a, b] = await this.providers2();
+    const key = this.key();
+    const holder = await this.within('tryAcquire answers', a.tryAcquire(key, { ttlMs: 60_000 }));
+    expect(holder, 'a free key was refused').not.toBeNull();
+    return { a, b, key, holder: holder! };
+  }
+
+  /**
+   * Two providers and a fresh key that the first holds for `ttlMs` (default: the short TTL) without
+   * renewal: a lease left to run out. `sentAt` (performance.now()) is when it was asked for, the moment
+   * the lease is timed from.
+   */
+  async unrenewedLock(
+    ttlMs = this.timing.shortTtlMs,
+  ): Promise<{ a: LockProvider; b: LockProvider; key: string; ttlMs: number; lock: Lock; sentAt: number }> {
+    const [a, b] = await this.providers2();
+    const key = this.key();
+    const sentAt = performance.now();
+    const lock = await this.within('tryAcquire answers', a.tryAcquire(key, { ttlMs, autoRenew: false }));
+    expect(lock, 'a free key was refused').not.toBeNull();
+    return { a, b, key, ttlMs, lock: lock!, sentAt };
   }
 
   key(label = 'key'): string {
