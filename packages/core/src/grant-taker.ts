@@ -95,6 +95,7 @@ export class GrantTaker {
       if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
       if (retry.lastError) {
         await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
+        if (Date.now() >= deadline) throw retry.lastError;
         continue;
       }
       const slice = Math.min(remaining, MAX_WAIT_SLICE_MS);
