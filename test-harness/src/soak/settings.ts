@@ -42,13 +42,14 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
   mysql: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
 };
 
-const USAGE = 'usage: npm run soak -- <redis|consul|mongodb|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+const USAGE =
+  'usage: npm run soak -- <redis|consul|mongodb|postgres|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
   const [backend, ...rest] = argv;
   if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
-  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb') throw new Error(USAGE);
+  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres') throw new Error(USAGE);
   const defaults = BACKEND_DEFAULTS[backend];
   const flags = new Map<string, string>();
   for (let i = 0; i < rest.length; i += 2) {
