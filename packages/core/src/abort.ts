@@ -45,7 +45,12 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): { con
     signal.addEventListener('abort', onAbort, { once: true });
     detachers.push(() => signal.removeEventListener('abort', onAbort));
   }
-  return { controller, dispose: () => detachers.forEach((detach) => detach()) };
+  return {
+    controller,
+    dispose: () => {
+      for (const detach of detachers) detach();
+    },
+  };
 }
 
 /**

@@ -34,6 +34,7 @@ export class HoldfastError extends Error {
   /** `err instanceof LockTimeoutError` holds for an error from any copy of core: same brand, same class name. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== 'object' || value === null || !(value as Record<symbol, unknown>)[BRAND]) return false;
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass instanceof asks about, not HoldfastError
     return this === HoldfastError || Function.prototype[Symbol.hasInstance].call(this, value) || (value as Error).name === this.name;
   }
 }

@@ -70,7 +70,10 @@ export class MemoryStore {
 
   /** Frees the key if `request`'s grant holds it. */
   abandon(request: GrantRequest): void {
-    if ((request as SlotRequest).limit !== undefined) return this.slots.abandon(request as SlotRequest);
+    if ((request as SlotRequest).limit !== undefined) {
+      this.slots.abandon(request as SlotRequest);
+      return;
+    }
     const entry = this.current(request.key);
     if (entry?.request.lockId === request.lockId) this.remove(entry);
   }
