@@ -16,3 +16,5 @@ export type { OptionNames } from './option-names.js';
 export { safetyDeadline, safetyMargin } from './renewal-policy.js';
 /** The longest lease an adapter offers when its server sets no lower limit: 7 days. */
 export const MAX_TTL_MS = 7 * 24 * 3_600_000;
+export { adapterUrl } from './url-parameters.js';
+export type { AdapterUrlSpec, UrlParameterKind } from './url-parameters.js';
