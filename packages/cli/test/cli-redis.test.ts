@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { createLockProvider } from '@holdfast/core';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
 
@@ -49,6 +50,29 @@ describe.skipIf(!redis.url)(`holdfast CLI across processes (${redis.label})`, ()
     } finally {
       holder.kill('SIGTERM');
       await once(holder, 'exit');
+    }
+  });
+
+  test('list shows exactly the locks held under a prefix, by another process, as a table and as JSON', async () => {
+    const prefix = `cli-test/${randomBytes(4).toString('hex')}/`;
+    const locks = await createLockProvider(redis.url!);
+    try {
+      const first = await locks.tryAcquire(`${prefix}a`, { reason: 'listed' });
+      const second = await locks.tryAcquire(`${prefix}b`);
+      await (await locks.tryAcquire(`${prefix}released`))!.release();
+      const run = (args: string[]) => promisify(execFile)(process.execPath, [BIN, 'list', '--backend', redis.url!, ...args], { timeout: 20_000 });
+      const listed = JSON.parse((await run(['--json', prefix])).stdout) as { key: string; owner: string; token: string; reason?: string }[];
+      expect(listed.map((info) => info.key)).toEqual([`${prefix}a`, `${prefix}b`]);
+      expect(listed.map((info) => info.owner)).toEqual([locks.owner, locks.owner]);
+      expect(listed.map((info) => BigInt(info.token))).toEqual([first!.token, second!.token]);
+      expect(listed[0]!.reason).toBe('listed');
+      const table = (await run([prefix])).stdout.trim().split('\n');
+      expect(table[0]).toMatch(/^KEY\s+HOLDER\s+TOKEN\s+EXPIRES\s+REASON$/);
+      expect(table.slice(1).map((line) => line.split(/\s+/)[0])).toEqual([`${prefix}a`, `${prefix}b`]);
+      await Promise.all([first!.release(), second!.release()]);
+      expect((await run([prefix])).stdout.trim()).toBe('(no locks held)');
+    } finally {
+      await locks.close();
     }
   });
 });

@@ -48,6 +48,9 @@ describe('holdfast CLI', () => {
     [['run', '--backend', 'redis://127.0.0.1:notaport', 'k', '--', 'true']],
     [['run', '--backend', 'nosuch://x', 'k', '--', 'true']],
     [['inspect', '--backend', 'memory:', 'bad//key']],
+    [['list', '--backend', 'memory:', 'a', 'b']],
+    [['list', '--backend', 'memory:', 'bad\u0001prefix']],
+    [['list']],
     [['run', '--backend', 'memory:', 'bad//key', '--', 'true']],
   ])('bad usage %j exits 2 with the usage text', async (args) => {
     const result = await cli(args);
@@ -68,13 +71,20 @@ describe('holdfast CLI', () => {
     expect(result.stdout.trim()).toBe('k: free');
   });
 
+  test('list on a backend with nothing held says so; --json prints []', async () => {
+    expect((await cli(['list', '--backend', 'memory:'])).stdout.trim()).toBe('(no locks held)');
+    const json = await cli(['list', '--backend', 'memory:', '--json', 'cli-test/']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+  });
+
   test('an unreachable backend exits 69 with one line on stderr', async () => {
     const result = await cli(['inspect', '--backend', 'redis://127.0.0.1:1', 'k']);
     expect(result.code).toBe(69);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  test.each([['run'], ['inspect'], ['demo']])('%s --help prints its own help and exits 0', async (command) => {
+  test.each([['run'], ['inspect'], ['list'], ['demo']])('%s --help prints its own help and exits 0', async (command) => {
     const result = await cli([command, '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^holdfast ${command} `));
