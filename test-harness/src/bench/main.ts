@@ -1,32 +1,20 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { consulBench } from './consul.js';
-import { memoryBench } from './memory.js';
-import { mongodbBench } from './mongodb.js';
-import { redisBench } from './redis.js';
+import { renderGoals } from './goals.js';
+import { describeMachine } from './machine.js';
 import { renderTable } from './render.js';
-import type { BenchModule, BenchRow } from './types.js';
+import { runBench } from './run.js';
+import { parseBenchArgs } from './settings.js';
 
-/** `npm run bench`: every backend's rows, measured side by side in one run. */
-const MODULES: BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench];
-
-const only = process.argv.slice(2);
-const rows: BenchRow[] = [];
-const skipped: string[] = [];
-for (const module of MODULES) {
-  if (only.length > 0 && !only.includes(module.name)) continue;
-  process.stderr.write(`bench: ${module.name}...\n`);
-  try {
-    rows.push(...(await module.run()).map((row) => ({ ...row, module: module.name })));
-  } catch (error) {
-    skipped.push(`${module.name}: ${(error as Error).message}`);
-  }
-}
-console.log(renderTable(rows));
-for (const reason of skipped) console.log(`not measured: ${reason}`);
-const dir = join(process.cwd(), 'bench-results');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, JSON.stringify({ node: process.version, rows, skipped }, null, 2));
-console.log(`\nwritten: ${file}`);
-process.exit(skipped.length > 0 && rows.length === 0 ? 1 : 0);
+/** `npm run bench [-- --quick] [modules]`: every backend's rows, measured side by side in one run (see docs/performance.md). */
+const settings = parseBenchArgs(process.argv.slice(2));
+const result = await runBench(settings, (line) => process.stderr.write(`bench: ${line}\n`));
+console.log(renderTable(result.rows, new Map(Object.entries(result.servers))));
+console.log(`\n${renderGoals(result.goals)}`);
+for (const reason of result.skipped) console.log(`not measured: ${reason}`);
+console.log(`\nmachine: ${describeMachine(result.machine)}; ${result.seconds.toFixed(0)} s${settings.quick ? ', --quick' : ''}`);
+mkdirSync(settings.outDir, { recursive: true });
+const file = join(settings.outDir, `bench-${result.startedAt.replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+console.log(`written: ${file}`);
+process.exit(result.rows.length === 0 ? 1 : 0);

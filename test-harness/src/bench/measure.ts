@@ -1,19 +1,23 @@
-import { percentile } from './percentile.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { percentile } from '../percentile.js';
 
-/** Runs `op` back to back for about `durationMs` (after a warm-up) and returns operations per second. */
-export async function opsPerSecond(op: () => Promise<unknown>, durationMs = 2000): Promise<number> {
-  const warmUntil = performance.now() + Math.min(300, durationMs / 4);
-  while (performance.now() < warmUntil) await op();
-  let count = 0;
-  const start = performance.now();
-  const end = start + durationMs;
-  while (performance.now() < end) {
-    await op();
-    count++;
-  }
-  return count / ((performance.now() - start) / 1000);
+export { sleep };
+
+/**
+ * Milliseconds on the machine's monotonic clock (process.hrtime: CLOCK_MONOTONIC on Linux), which every
+ * process on the machine shares: a child's release time and this process's grant time compare directly.
+ */
+export function now(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
-export function summarize(samples: number[]): { p50: number; p99: number } {
+export function summarize(samples: readonly number[]): { p50: number; p99: number } {
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
+
+/** A key no other run or subject uses. */
+export function benchKey(...parts: (string | number)[]): string {
+  return ['holdfast-bench', RUN_ID, ...parts.map((part) => String(part).replace(/[^\w.-]+/g, '-'))].join('/');
+}
+
+const RUN_ID = Math.random().toString(36).slice(2, 8);

@@ -1,15 +1,34 @@
 import { createLockProvider } from '@holdfast/core';
-import { handoff, holdMany, uncontended } from './procedures.js';
+import { contentionTable } from './contention.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
+import { holdMany, inProcessHolder } from './hold-many.js';
+import { holdfastSubject } from './holdfast.js';
+import { verrouMemorySubject } from './peers/verrou.js';
+import { lockRoundTrip, sideBySide } from './side-by-side.js';
+import { Steps } from './steps.js';
 import type { BenchModule } from './types.js';
 
+/** Holdfast's memory backend beside @verrou/core's memory store, in this process. */
 export const memoryBench: BenchModule = {
   name: 'memory',
-  async run() {
-    const create = () => createLockProvider('memory://bench');
-    return [
-      await uncontended('holdfast memory', create),
-      ...(await handoff('holdfast memory', create, 500)),
-      ...(await holdMany('holdfast memory', create, { ttlMs: 1500, windowMs: 3000 })),
-    ];
+  async run(settings, log) {
+    // Providers of one name share one store, as the locks of one process do.
+    const store = `memory://bench-${Math.random().toString(36).slice(2, 8)}`;
+    const holdfast = holdfastSubject('holdfast memory', () => createLockProvider(store));
+    const subjects = [holdfast, verrouMemorySubject()];
+    const steps = new Steps(log);
+    await steps.run('uncontended', async () => sideBySide('uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings));
+    await steps.run('hand-off', async () => handoffSideBySide('hand-off latency', await Promise.all(subjects.map(inProcessPair)), phaseFor(subjects), settings));
+    await steps.run('contention', () => contentionTable(subjects, settings));
+    await steps.run('hold many', async () => {
+      const provider = await createLockProvider(store);
+      try {
+        const plan = { count: settings.hold, ttlMs: 1500, windowMs: settings.quick ? 500 : 3000, budgetMs: settings.holdBudgetMs, concurrency: 500 };
+        return await holdMany('holdfast memory', inProcessHolder(provider), plan);
+      } finally {
+        await provider.close();
+      }
+    });
+    return { server: `in-process (node ${process.version})`, rows: steps.rows, failures: steps.failures };
   },
 };

@@ -1,48 +1,67 @@
-import type { EventEmitter } from 'node:events';
-import { createLockProvider, type LockProvider } from '@holdfast/core';
+import { createLockProvider } from '@holdfast/core';
 import { MongoClient, ObjectId } from 'mongodb';
 import { benchServer } from './bench-server.js';
-import { opsPerSecond } from './measure.js';
-import { handoff, holdMany, uncontended } from './procedures.js';
+import { contentionTable } from './contention.js';
+import { countedPass } from './counted.js';
+import { crossProcessPair } from './cross-process.js';
+import { RAW } from './goals.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
+import { childHolder, holdMany } from './hold-many.js';
+import { HolderProcess } from './holder-process.js';
+import { holdfastSubject } from './holdfast.js';
+import { benchKey } from './measure.js';
+import { describeMongo } from './mongodb-server.js';
+import type { BenchSettings } from './settings.js';
+import { lockRoundTrip, type RoundTrip, sideBySide } from './side-by-side.js';
+import { Steps } from './steps.js';
 import type { BenchModule, BenchRow } from './types.js';
+import { mongoCommands } from './wire-parsers.js';
 
 const runId = Math.random().toString(36).slice(2, 8);
 const PING_INTERVAL_MS = 1000;
+/** The adapter's default poll for a waiter when the server has no change streams. */
+const POLL_MS = 500;
 /** MongoDB's defaults except a 1 s ping, so that the holding window spans several intervals. */
 const PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiration=30s&holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=bench_${runId}_pings`;
+const GROUP = 'uncontended acquire+release';
 
 /**
- * Holdfast's MongoDB adapter next to the bare driver calls it is built on, on one server in one run.
- * The server comes from HOLDFAST_BENCH_MONGODB_URL, else resolveBackend('mongodb') (FerretDB here).
+ * Holdfast's MongoDB adapter beside the bare driver calls it is built on, on one server in one run.
+ * The server comes from HOLDFAST_BENCH_MONGODB_URL, else resolveBackend('mongodb') (FerretDB here); what
+ * it is (mongod or FerretDB, replica set or not) is asked of the server itself.
  */
 export const mongodbBench: BenchModule = {
   name: 'mongodb',
-  async run() {
+  async run(settings, log) {
     const server = await benchServer('mongodb');
-    const baseUrl = server.url;
-    const url = `${baseUrl}${baseUrl.includes('?') ? '&' : '?'}${PARAMS}`;
-    const raw = new MongoClient(baseUrl);
-    const counter = new CommandCounter();
-    const create = (): Promise<LockProvider> => createLockProvider(url);
-    const counted = async (): Promise<LockProvider> => {
-      const provider = await createLockProvider(url, { adapter: { clientOptions: { monitorCommands: true } } });
-      counter.watch((provider as unknown as { mongo: { client: EventEmitter } }).mongo.client);
-      return provider;
-    };
-    const onFerretDb = server.label.includes('FerretDB');
-    const label = onFerretDb ? 'holdfast mongodb (FerretDB)' : 'holdfast mongodb';
-    // FerretDB scans every lock document for the holder check: 10k locks take many minutes there.
-    const holdCount = Number(process.env['HOLDFAST_BENCH_MONGODB_LOCKS'] ?? (onFerretDb ? 2_000 : 10_000));
+    const url = `${server.url}${server.url.includes('?') ? '&' : '?'}${PARAMS}`;
+    const raw = new MongoClient(server.url);
     try {
-      const rows = [
-        await rawPair(raw),
-        await uncontended(label, create),
-        ...(await handoff(label, create, 40)),
-        ...(await holdMany(label, counted, { count: holdCount, ttlMs: 30_000, windowMs: 5 * PING_INTERVAL_MS }, async () => counter.snapshot())),
-      ];
-      rows.push(counter.pingRow(label));
-      return rows;
+      const described = await describeMongo(raw);
+      const holdfast = holdfastSubject('holdfast mongodb', () => createLockProvider(url), {
+        pollPeriodMs: described.changeStreams ? 0 : POLL_MS,
+        ...(described.changeStreams ? {} : { note: `no change streams on this server: waiters poll every ${POLL_MS} ms` }),
+      });
+      log(described.label);
+      const steps = new Steps(log);
+      await steps.run('uncontended', async () => sideBySide(GROUP, [rawPair(raw), await lockRoundTrip(holdfast)], settings));
+      await steps.run('commands per op', async () => {
+        const pass = { group: GROUP, requestsMetric: 'commands per acquire+release', parser: mongoCommands, ops: settings.countedOps };
+        const holdfastOn = (tapped: string) => lockRoundTrip(holdfastSubject(holdfast.subject, () => createLockProvider(tapped)));
+        return [
+          ...(await countedPass(RAW.mongodb, server.url, async (tapped) => rawPair(new MongoClient(tapped), true), pass)),
+          ...(await countedPass(holdfast.subject, url, holdfastOn, pass)),
+        ];
+      });
+      await steps.run('hand-off', async () => {
+        const pairs = [await inProcessPair(holdfast), await crossProcessPair(url, holdfast)];
+        return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
+      });
+      await steps.run('contention', () => contentionTable([holdfast], settings));
+      await steps.run('hold many', () => holdManyRows(url, settings));
+      return { server: `${described.label} (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
+      await dropBenchCollections(raw).catch(() => undefined);
       await raw.close();
       await server.stop();
     }
@@ -50,40 +69,40 @@ export const mongodbBench: BenchModule = {
 };
 
 /** The floor: grabLock (findAndModify upsert on {_id, state: 0}) then unlock by ts, two round trips. */
-async function rawPair(client: MongoClient): Promise<BenchRow> {
+function rawPair(client: MongoClient, ownsClient = false): RoundTrip {
   const locks = client.db().collection<{ _id: string; state: number; ts: ObjectId }>(`bench_${runId}_raw`);
-  const key = `holdfast-bench/${runId}/raw`;
-  const ops = await opsPerSecond(async () => {
-    const ts = new ObjectId();
-    const grabbed = await locks.findOneAndUpdate({ _id: key, state: 0 }, { $set: { state: 2, ts }, $inc: { fence: 1 } }, { upsert: true, returnDocument: 'after' });
-    if (!grabbed) throw new Error('raw bench key busy');
-    await locks.findOneAndUpdate({ _id: key, ts }, { $set: { state: 0 } });
-  });
-  return { group: 'uncontended acquire+release', subject: 'raw driver (grab + unlock findAndModify)', metric: 'ops/s', value: ops, unit: 'ops/s' };
+  const key = benchKey('raw', Math.random().toString(36).slice(2, 6));
+  return {
+    subject: RAW.mongodb,
+    async run() {
+      const ts = new ObjectId();
+      const grabbed = await locks.findOneAndUpdate({ _id: key, state: 0 }, { $set: { state: 2, ts }, $inc: { fence: 1 } }, { upsert: true, returnDocument: 'after' });
+      if (!grabbed) throw new Error('raw bench key busy');
+      await locks.findOneAndUpdate({ _id: key, ts }, { $set: { state: 0 } });
+    },
+    close: async () => (ownsClient ? client.close() : undefined),
+  };
 }
 
-/** Counts the commands a provider's client sends, and its pings, between holdMany's two snapshots. */
-class CommandCounter {
-  private commands = 0;
-  private pings = 0;
-  private readonly snapshots: { at: number; pings: number }[] = [];
-
-  watch(client: EventEmitter): void {
-    client.on('commandStarted', (event: { commandName: string; command: Record<string, unknown> }) => {
-      this.commands++;
-      if (event.commandName === 'findAndModify' && String(event.command['findAndModify']).endsWith('_pings')) this.pings++;
-    });
+/** Many locks held by a child process; its pings counted on the wire. The bench drops the collections after. */
+async function holdManyRows(url: string, settings: BenchSettings): Promise<BenchRow[]> {
+  const holder = HolderProcess.start(url, 'mongodb');
+  try {
+    const pings = async (): Promise<number> => {
+      const [, ...json] = await holder.send('wire');
+      const requests = JSON.parse(json.join(' ')) as Record<string, number>;
+      return Object.entries(requests).reduce((sum, [name, n]) => (/^findAndModify \S+_pings$/.test(name) ? sum + n : sum), 0);
+    };
+    const calls = { metric: 'pings per ping interval', note: `interval ${PING_INTERVAL_MS} ms; counted on the wire`, perMs: PING_INTERVAL_MS, count: pings };
+    // A few calls in flight: FerretDB on SQLite runs them one by one, and a queue of hundreds would outlast the per-call bound.
+    const plan = { count: settings.hold, ttlMs: 30_000, windowMs: (settings.quick ? 2 : 5) * PING_INTERVAL_MS, budgetMs: settings.holdBudgetMs, concurrency: 8 };
+    return await holdMany('holdfast mongodb', childHolder(holder), plan, calls);
+  } finally {
+    await holder.kill();
   }
+}
 
-  snapshot(): number {
-    this.snapshots.push({ at: performance.now(), pings: this.pings });
-    return this.commands;
-  }
-
-  pingRow(subject: string): BenchRow {
-    const [before, after] = this.snapshots;
-    const intervals = before && after ? (after.at - before.at) / PING_INTERVAL_MS : Number.NaN;
-    const value = before && after ? (after.pings - before.pings) / intervals : Number.NaN;
-    return { group: 'hold many locks', subject, metric: 'pings per ping interval', value, unit: 'pings', note: `interval ${PING_INTERVAL_MS} ms` };
-  }
+async function dropBenchCollections(client: MongoClient): Promise<void> {
+  const names = (await client.db().listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((name) => name.startsWith(`bench_${runId}`));
+  for (const name of names) await client.db().dropCollection(name);
 }

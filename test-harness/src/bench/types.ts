@@ -1,6 +1,6 @@
-import type { LockProvider } from '@holdfast/core';
+import type { BenchSettings } from './settings.js';
 
-/** One measured figure. `ratio` compares it with another row measured in the same run. */
+/** One measured figure. */
 export interface BenchRow {
   readonly group: string;
   readonly subject: string;
@@ -12,10 +12,38 @@ export interface BenchRow {
   readonly module?: string;
 }
 
-/** A backend's benchmark: returns its rows, or a reason it could not run. */
+/** A backend's benchmark: its rows, or an error saying why it could not run. */
 export interface BenchModule {
   readonly name: string;
-  run(): Promise<BenchRow[]>;
+  run(settings: BenchSettings, log: (line: string) => void): Promise<ModuleResult>;
 }
 
-export type ProviderFactory = () => Promise<LockProvider> | LockProvider;
+export interface ModuleResult {
+  /** What the rows were measured on, as the server says it (e.g. "FerretDB v1.24.2"). */
+  readonly server: string;
+  readonly rows: BenchRow[];
+  /** Steps that failed, with the reason; their rows are missing. */
+  readonly failures: string[];
+}
+
+/** Frees a lock; what every subject's grant hands back. */
+export type Release = () => Promise<void>;
+
+/** One client of a lock library: its own connection(s), as a separate process would have. */
+export interface LockClient {
+  /** One attempt that never waits: a release, or null when the key is busy. */
+  tryOnce(key: string): Promise<Release | null>;
+  /** Waits for the key the library's own way; null when `signal` stopped the wait or the library gave up. */
+  acquire(key: string, signal: AbortSignal): Promise<Release | null>;
+  close(): Promise<void>;
+}
+
+/** A lock library (Holdfast or a peer) on one server, as the bench compares them. */
+export interface LockSubject {
+  readonly subject: string;
+  /** Settings that are not the library's defaults, or how it waits. */
+  readonly note?: string;
+  /** The longest gap between a waiter's retries; 0 when the server wakes it. */
+  readonly pollPeriodMs: number;
+  client(): Promise<LockClient>;
+}

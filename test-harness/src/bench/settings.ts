@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+
+/** Sizes of one bench run. Every field has a flag and a HOLDFAST_BENCH_* variable (flags win). */
+export interface BenchSettings {
+  readonly quick: boolean;
+  /** Module names to run (memory, redis, consul, mongodb); empty = all. */
+  readonly only: readonly string[];
+  /** Throughput: each subject's total time, measured in alternating slices of sliceMs. */
+  readonly throughputMs: number;
+  readonly sliceMs: number;
+  /** Hand-off rounds per subject (>= 100 keeps p99 below the maximum). */
+  readonly rounds: number;
+  /** Contention: numbers of contenders, the width of the many-keys case, time per subject and cell. */
+  readonly contenders: readonly number[];
+  readonly keys: number;
+  readonly contentionMs: number;
+  /** Locks the hold-many rows take, and the time they may spend taking them. */
+  readonly hold: number;
+  readonly holdBudgetMs: number;
+  /** Uncontended operations in the passes that count commands and bytes. */
+  readonly countedOps: number;
+  readonly outDir: string;
+}
+
+const FULL = {
+  throughputMs: 2000,
+  sliceMs: 250,
+  rounds: 100,
+  contenders: [1, 8, 64],
+  keys: 1000,
+  contentionMs: 1500,
+  hold: 10_000,
+  holdBudgetMs: 60_000,
+  countedOps: 200,
+};
+
+/** A smoke run: every row once, small and short (seconds per backend). */
+const QUICK: typeof FULL = {
+  throughputMs: 300,
+  sliceMs: 50,
+  rounds: 5,
+  contenders: [1, 8],
+  keys: 50,
+  contentionMs: 200,
+  hold: 300,
+  holdBudgetMs: 10_000,
+  countedOps: 20,
+};
+
+const USAGE =
+  'usage: npm run bench -- [memory|redis|consul|mongodb ...] [--quick] [--throughput-ms N] [--slice-ms N] [--rounds N] ' +
+  '[--contenders 1,8,64] [--keys N] [--contention-ms N] [--hold N] [--hold-budget-ms N] [--counted-ops N] [--out DIR]';
+
+export const MODULE_NAMES = ['memory', 'redis', 'consul', 'mongodb'] as const;
+
+/** Reads flags, then HOLDFAST_BENCH_<FLAG> (e.g. HOLDFAST_BENCH_ROUNDS), then the defaults. */
+export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): BenchSettings {
+  const flags = new Map<string, string>();
+  const only: string[] = [];
+  let quick = ['1', 'true', 'yes'].includes((env['HOLDFAST_BENCH_QUICK'] ?? '').toLowerCase());
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--quick') quick = true;
+    else if (arg.startsWith('--')) {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${USAGE}\n(${arg} needs a value)`);
+      flags.set(arg.slice(2), value);
+    } else if ((MODULE_NAMES as readonly string[]).includes(arg)) only.push(arg);
+    else throw new Error(`${USAGE}\n(unknown argument "${arg}")`);
+  }
+  const base = quick ? QUICK : FULL;
+  const text = (flag: string): string | undefined => {
+    const given = flags.get(flag) ?? env[`HOLDFAST_BENCH_${flag.toUpperCase().replace(/-/g, '_')}`];
+    flags.delete(flag);
+    return given;
+  };
+  const int = (flag: string, fallback: number): number => {
+    const given = text(flag);
+    if (given === undefined) return fallback;
+    const value = Number(given);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${flag} must be a positive integer, got "${given}"`);
+    return value;
+  };
+  const contendersText = text('contenders');
+  const contenders = contendersText === undefined ? base.contenders : contendersText.split(',').map(Number);
+  if (contenders.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--contenders must look like 1,8,64, got "${contendersText}"`);
+  const settings: BenchSettings = {
+    quick,
+    only,
+    throughputMs: int('throughput-ms', base.throughputMs),
+    sliceMs: int('slice-ms', base.sliceMs),
+    rounds: int('rounds', base.rounds),
+    contenders,
+    keys: int('keys', base.keys),
+    contentionMs: int('contention-ms', base.contentionMs),
+    hold: int('hold', base.hold),
+    holdBudgetMs: int('hold-budget-ms', base.holdBudgetMs),
+    countedOps: int('counted-ops', base.countedOps),
+    outDir: text('out') ?? join(cwd, 'bench-results'),
+  };
+  if (flags.size > 0) throw new Error(`${USAGE}\n(unknown flag --${[...flags.keys()][0]})`);
+  return settings;
+}
