@@ -1,0 +1,82 @@
+import { expect, test, vi } from 'vitest';
+import { createProvider } from '../src/backend-index.js';
+import { BackendError, LockAbortedError, LockTimeoutError } from '../src/index.js';
+import { advanceTo, outcomeOf, useFakeClock } from './fixtures/fake-clock.js';
+import { QueuedBackend } from './fixtures/queued-backend.js';
+
+useFakeClock();
+
+/** A FIFO backend whose key "k" another process holds. */
+function setup() {
+  const backend = new QueuedBackend();
+  backend.holders.set('k', 'another-process');
+  const provider = createProvider(backend, { pollIntervalMs: 100, callTimeoutMs: 5000 });
+  return { backend, provider };
+}
+
+test('tries once, then queues until the deadline; a hand-off is the lock, its lease timed from the hand-off', async () => {
+  const { backend, provider } = setup();
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000, ttlMs: 300 }));
+  await advanceTo(400);
+  expect(backend.timesOf('tryGrant'), 'the queue, not polling, does the waiting').toEqual([0]);
+  expect(backend.queuedDeadlines).toEqual([10_000]);
+  backend.handOff('k');
+  await advanceTo(400);
+  expect(waiting.value?.token).toBe(1n);
+  expect(waiting.value?.expiresAt?.getTime()).toBe(400 + 300);
+  await advanceTo(500);
+  expect(backend.timesOf('extend'), 'renewed a third of the TTL after the hand-off').toEqual([500]);
+  await provider.close();
+});
+
+test('a key free at once is granted by the first try, without queueing', async () => {
+  const { backend, provider } = setup();
+  backend.holders.clear();
+  const lock = await provider.acquire('k', { waitMs: 10_000 });
+  expect(lock.token).toBe(1n);
+  expect(backend.queuedDeadlines).toEqual([]);
+  await provider.close();
+});
+
+test('waitMs: 0 on a busy key is a LockTimeoutError without queueing', async () => {
+  const { backend, provider } = setup();
+  await expect(provider.acquire('k', { waitMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
+  expect(backend.queuedDeadlines).toEqual([]);
+  await provider.close();
+});
+
+test('no hand-off before the deadline is a LockTimeoutError exactly at waitMs, leaving no queue entry', async () => {
+  const { backend, provider } = setup();
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
+  await advanceTo(999);
+  expect(waiting.settled).toBe(false);
+  await advanceTo(1000);
+  expect(waiting.error).toBeInstanceOf(LockTimeoutError);
+  expect(backend.queue.size()).toBe(0);
+  expect(vi.getTimerCount()).toBe(0);
+  await provider.close();
+});
+
+test('an abort while queued is a LockAbortedError, leaving no queue entry and no timer', async () => {
+  const { backend, provider } = setup();
+  const controller = new AbortController();
+  const waiting = outcomeOf(provider.acquire('k', { signal: controller.signal }));
+  await advanceTo(300);
+  expect(backend.queue.size('k')).toBe(1);
+  controller.abort();
+  await advanceTo(300);
+  expect(waiting.error).toBeInstanceOf(LockAbortedError);
+  expect(backend.queue.size()).toBe(0);
+  expect(backend.handOff('k'), 'nobody left to hand the key to').toBe(false);
+  expect(vi.getTimerCount()).toBe(0);
+  await provider.close();
+});
+
+test('a failing queue is a BackendError, not a timeout', async () => {
+  const { backend, provider } = setup();
+  backend.failQueue = true;
+  const error = await provider.acquire('k', { waitMs: 1000 }).catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(BackendError);
+  expect((error as Error).message).toContain('ECONNRESET');
+  await provider.close();
+});
