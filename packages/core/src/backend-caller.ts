@@ -9,6 +9,8 @@ export interface CallBounds {
   readonly signal?: AbortSignal | undefined;
   /** Absolute time (epoch ms) after which the caller no longer waits, tighter than the per-call timeout. */
   readonly deadline?: number | undefined;
+  /** Replaces the per-call timeout for a call that is meant to last (a wait for a change, bounded by its slice). */
+  readonly budgetMs?: number | undefined;
   /**
    * Called with the call's own promise when the caller stopped waiting before it settled, so that
    * whatever it did late (a grant that lands after all) can be undone.
@@ -30,7 +32,7 @@ export class BackendCaller {
   run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds = {}): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
-    const budget = Math.max(0, Math.min(this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
+    const budget = Math.max(0, Math.min(bounds.budgetMs ?? this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
     const controller = new AbortController();
     return new Promise<T>((resolve, reject) => {
       let settled = false;

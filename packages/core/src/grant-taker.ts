@@ -105,9 +105,11 @@ export class GrantTaker {
       }
       if (backend.waitForChange) {
         await this.caller
-          .run('wait', () => backend.waitForChange!(attempt.request.key, attempt.busy, { signal, timeoutMs: slice }), {
+          // A wait lasts its slice, not one call's timeout; the adapter gets the call's own signal,
+          // so a wait core stopped waiting for ends too and never overlaps the next one.
+          .run('wait', (call) => backend.waitForChange!(attempt.request.key, attempt.busy, { signal: call.signal, timeoutMs: slice }), {
             signal,
-            deadline: Date.now() + slice + WAIT_OVERRUN_MS,
+            budgetMs: slice + WAIT_OVERRUN_MS,
           })
           // A failed wait is no answer about the key: poll once more after the usual interval.
           .catch(() => (signal.aborted ? undefined : sleep(Math.min(slice, this.pollIntervalMs), signal)));

@@ -54,7 +54,7 @@ test('a wait is sliced to 15 s, so a missed wake-up costs at most that', async (
 // cut at 5 s and counted as a failed wait, and the adapter's wait goes on (waitForChange gets the
 // acquire's signal, not the call's): one acquire keeps up to three adapter waits open. Make this a
 // plain test() once grant-taker.ts bounds the wait by its slice and hands the adapter call.signal.
-test.fails('with the default callTimeoutMs a wait runs its whole slice, and an acquire never has two adapter waits open', async () => {
+test('with the default callTimeoutMs a wait runs its whole slice, and an acquire never has two adapter waits open', async () => {
   const backend = new WakingBackend();
   backend.holders.set('k', 'another-process');
   const provider = createProvider(backend, { pollIntervalMs: POLL_MS });
