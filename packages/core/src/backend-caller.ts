@@ -33,7 +33,7 @@ export class BackendCaller {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
     const budget = Math.max(0, Math.min(bounds.budgetMs ?? this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
-    const controller = new AbortController();
+    const call = new LazyCall();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const finish = (): void => {
@@ -44,7 +44,7 @@ export class BackendCaller {
       const giveUp = (reason: unknown): void => {
         if (settled) return;
         finish();
-        controller.abort(reason);
+        call.abort(reason);
         bounds.onAbandoned?.(pending);
         reject(reason);
       };
@@ -54,7 +54,7 @@ export class BackendCaller {
         budget,
       );
       callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-      const pending = (async () => fn({ signal: controller.signal }))();
+      const pending = (async () => fn(call))();
       pending.then(
         (value) => {
           if (settled) return;
@@ -68,5 +68,27 @@ export class BackendCaller {
         },
       );
     });
+  }
+}
+
+/**
+ * A call's context whose AbortController exists only once an adapter reads `signal`: in-process
+ * backends never do, and a controller per call was most of a memory grant's cost.
+ */
+class LazyCall implements CallContext {
+  private controller: AbortController | undefined;
+  private abortedWith: { reason: unknown } | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
   }
 }
