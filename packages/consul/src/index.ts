@@ -1,13 +1,15 @@
-import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
-import { ConsulBackend } from './consul-backend.js';
+import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { ConsulBackend } from './backend.js';
 import { type ConsulLockOptions, resolveOptions } from './options.js';
 import { optionsFromUrl } from './url-options.js';
 
-export { ConsulBackend } from './consul-backend.js';
-export { LOCK_FLAG, LOCK_SESSION_NAME } from './constants.js';
+export { CONSUL_CAPABILITIES } from './backend.js';
+export { LOCK_FLAG, LOCK_SESSION_NAME, SEMAPHORE_FLAG } from './constants.js';
 export type { ConsulLockOptions } from './options.js';
+export { ConsulSemaphore, type ConsulSemaphoreOptions, type SemaphoreSlot } from './semaphore.js';
 
+/** A lock provider on Consul's sessions and KV, with the Go client's protocol (interoperates with `consul lock`). */
 export function createConsulProvider(options: ConsulLockOptions): LockProvider {
   const backend = new ConsulBackend(resolveOptions(options));
   return createProvider(backend, providerOptions(options));
@@ -24,5 +26,3 @@ export function createProviderFromUrl(url: string, options: CreateLockProviderOp
   }
   return createConsulProvider(settings as unknown as ConsulLockOptions);
 }
-export { ConsulSemaphore, type ConsulSemaphoreOptions, type SemaphoreSlot } from './semaphore.js';
-export { SEMAPHORE_FLAG } from './constants.js';

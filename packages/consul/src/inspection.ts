@@ -1,52 +1,62 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import type { ConsulHttp } from './consul-http.js';
 import { LOCK_FLAG } from './constants.js';
-import { decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readKey, transact } from './kv.js';
+import type { ConsulHttp } from './consul-http.js';
+import { decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readEntries, readKey, transact } from './kv.js';
 import { decodeLockValue } from './lock-value.js';
-import { sessionInfo } from './sessions.js';
+import { type SessionInfo, sessionInfo } from './sessions.js';
+
+/** Where the provider's locks live: user key "a/b" is Consul key "<prefix>/a/b". */
+export interface LockSpace {
+  readonly http: ConsulHttp;
+  readonly prefix: string;
+}
 
 /**
- * What inspect() reports about `<prefix>/<key>`. `probeSession` gives a session id for the
- * lock-delay probe (the provider's shared session).
+ * What inspect() reports about a key: its holder, or, for a key no session holds, whether a
+ * lock-delay still keeps it from new holders. `probeSession` gives a session for that probe.
  */
 export async function inspectKey(
-  http: ConsulHttp,
+  space: LockSpace,
   key: string,
-  consulKey: string,
   probeSession: () => Promise<string>,
   signal: AbortSignal,
 ): Promise<LockInfo | null> {
-  const { entry } = await readKey(http, consulKey, true, signal);
+  const consulKey = `${space.prefix}/${key}`;
+  const { entry } = await readKey(space.http, consulKey, true, signal);
   if (!entry) return null;
-  if (!isLockEntry(entry)) throw lockConflict(consulKey, entry);
+  if (!isLockEntry(entry)) throw lockConflict(key, entry);
   if (!entry.Session) {
-    return (await lockDelayInForce(http, consulKey, await probeSession(), signal)) ? delayedInfo(key, consulKey, entry) : null;
+    const delayed = await lockDelayInForce(space.http, consulKey, await probeSession(), signal);
+    return delayed ? lockInfoOf(key, entry, { session: null, lockDelay: true }) : null;
   }
-  const session = await sessionInfo(http, entry.Session, signal);
-  const raw = decodeValue(entry);
-  const value = decodeLockValue(raw);
-  return {
+  const session = await sessionInfo(space.http, entry.Session, signal);
+  return lockInfoOf(
     key,
-    owner: value?.owner ?? (session ? `${session.Name}@${session.Node}` : `session ${entry.Session}`),
-    reason: value?.reason,
-    // A foreign holder (e.g. `consul lock`) records no time: report "now" and say so in details.
-    acquiredAt: value ? new Date(value.acquiredAt) : new Date(),
-    expiresAt: null,
-    token: BigInt(entry.ModifyIndex),
-    details: {
-      consulKey,
-      session: entry.Session,
+    entry,
+    {
       sessionName: session?.Name ?? null,
       node: session?.Node ?? null,
       sessionTtl: session?.TTL ?? null,
       lockDelayMs: session ? Math.round(session.LockDelay / 1e6) : null,
-      lockIndex: entry.LockIndex,
-      modifyIndex: entry.ModifyIndex,
       lockDelay: false,
-      holdfast: value !== null,
-      ...(value ? { lockId: value.lockId } : { value: raw, acquiredAtKnown: false }),
     },
-  };
+    session,
+  );
+}
+
+/**
+ * Every lock held under `<prefix>/<keyPrefix>`, from one recursive read (keys, values and sessions):
+ * only lock entries a live session holds (Consul clears the session of a released or invalidated
+ * lock), sorted by the user's key.
+ */
+export async function listLocks(space: LockSpace, keyPrefix: string, signal: AbortSignal): Promise<LockInfo[]> {
+  const { entries } = await readEntries(space.http, `${space.prefix}/${keyPrefix}`, { recurse: true, consistent: true, signal });
+  const held: LockInfo[] = [];
+  for (const entry of entries) {
+    if (!entry.Session || !isLockEntry(entry)) continue;
+    held.push(lockInfoOf(entry.Key.slice(space.prefix.length + 1), entry, {}));
+  }
+  return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /**
@@ -54,27 +64,47 @@ export async function inspectKey(
  * the key and then fails a check on purpose is rolled back, and Consul reports a lock-delay first.
  */
 async function lockDelayInForce(http: ConsulHttp, consulKey: string, session: string, signal: AbortSignal): Promise<boolean> {
-  const result = await transact(http, [
-    { Verb: 'lock', Key: consulKey, Session: session, Flags: LOCK_FLAG },
-    { Verb: 'check-index', Key: consulKey, Index: 0 },
-  ], signal);
+  const result = await transact(
+    http,
+    [
+      { Verb: 'lock', Key: consulKey, Session: session, Flags: LOCK_FLAG },
+      { Verb: 'check-index', Key: consulKey, Index: 0 },
+    ],
+    signal,
+  );
   return lockDelayRefusal(result);
 }
 
-/** A free key that nobody may take yet: its previous holder's session was invalidated. */
-function delayedInfo(key: string, consulKey: string, entry: KvEntry): LockInfo {
-  const value = decodeLockValue(decodeValue(entry));
+/** A lock entry as LockInfo: a Holdfast value names its holder; a foreign holder (`consul lock`) is shown raw. */
+function lockInfoOf(key: string, entry: KvEntry, details: Record<string, unknown>, session?: SessionInfo | null): LockInfo {
+  const raw = decodeValue(entry);
+  const value = decodeLockValue(raw);
+  const holder = session
+    ? `${session.Name}@${session.Node}`
+    : entry.Session
+      ? `session ${entry.Session}`
+      : '(lock-delay after an invalidated session)';
   return {
     key,
-    owner: value?.owner ?? '(lock-delay after an invalidated session)',
+    owner: value?.owner ?? holder,
     reason: value?.reason,
+    // A foreign holder records no time: report "now" and say so in details.
     acquiredAt: value ? new Date(value.acquiredAt) : new Date(),
     expiresAt: null,
     token: BigInt(entry.ModifyIndex),
-    details: { consulKey, session: null, lockDelay: true, lockIndex: entry.LockIndex, modifyIndex: entry.ModifyIndex, holdfast: value !== null },
+    details: {
+      consulKey: entry.Key,
+      session: entry.Session ?? null,
+      lockIndex: entry.LockIndex,
+      modifyIndex: entry.ModifyIndex,
+      holdfast: value !== null,
+      ...details,
+      ...(value ? { lockId: value.lockId } : { value: raw, acquiredAtKnown: false }),
+    },
   };
 }
 
-export function lockConflict(consulKey: string, entry: KvEntry): LockConflictError {
-  return new LockConflictError(consulKey, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
+/** A key used otherwise than as a lock (other flags): Go's ErrLockConflict, named by the user's key. */
+export function lockConflict(key: string, entry: KvEntry): LockConflictError {
+  return new LockConflictError(key, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
 }

@@ -1,5 +1,6 @@
+import { BackendError } from '@holdfast/core';
 import { BLOCKING_WAIT_MS, LOCK_FLAG } from './constants.js';
-import { type ConsulHttp, ConsulHttpError, parseFlagSafe, stringifyFlagSafe } from './consul-http.js';
+import { type ConsulHttp, ConsulHttpError, parseFlagSafe, type Query, stringifyFlagSafe } from './consul-http.js';
 
 /** A KV entry as Consul returns it, with Flags kept exact. */
 export interface KvEntry {
@@ -18,34 +19,61 @@ export interface KvRead {
   readonly index: bigint;
 }
 
+/** Entries and the answer's X-Consul-Index. */
+export interface KvSnapshot {
+  readonly entries: KvEntry[];
+  readonly index: bigint;
+}
+
+export interface ReadOptions {
+  /** Every key under `key` (a prefix), not just `key`. */
+  readonly recurse?: boolean;
+  /** Linearizable: what the Go monitor uses. */
+  readonly consistent?: boolean;
+  /** A blocking query: answer once the index passes this one, or after `waitMs`. 0n: answer at once. */
+  readonly index?: bigint;
+  readonly waitMs?: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
 export function encodePath(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
 
-export async function readKey(http: ConsulHttp, key: string, consistent = false, signal?: AbortSignal): Promise<KvRead> {
-  const response = await http.call('GET', `/v1/kv/${encodePath(key)}`, { consistent }, { accept: [200, 404], signal });
-  if (response.status === 404) return { entry: null, index: response.index };
-  const [entry] = parseFlagSafe<KvEntry[]>(response.body);
-  return { entry: entry ?? null, index: response.index };
-}
-
-/** Blocking read of every key under `prefix` (consistent, like the Go monitor). */
-export async function readPrefixBlocking(
-  http: ConsulHttp,
-  prefix: string,
-  index: bigint,
-  signal: AbortSignal | undefined,
-  waitMs = BLOCKING_WAIT_MS,
-): Promise<{ entries: KvEntry[]; index: bigint }> {
-  const blocking = index > 0n;
-  const response = await http.call(
-    'GET',
-    `/v1/kv/${encodePath(prefix)}`,
-    { recurse: true, consistent: true, index: blocking ? index.toString() : undefined, wait: blocking ? `${Math.max(1, Math.ceil(waitMs))}ms` : undefined },
-    { signal, blockingMs: waitMs, accept: [200, 404] },
-  );
+/** GET /v1/kv/<key>: one key, or every key under a prefix with `recurse`; a blocking query with `index`. */
+export async function readEntries(http: ConsulHttp, key: string, options: ReadOptions = {}): Promise<KvSnapshot> {
+  const blocking = options.index !== undefined && options.index > 0n;
+  const waitMs = options.waitMs ?? BLOCKING_WAIT_MS;
+  const query: Query = { recurse: options.recurse, consistent: options.consistent };
+  if (blocking) Object.assign(query, { index: options.index!.toString(), wait: `${Math.max(1, Math.ceil(waitMs))}ms` });
+  const response = await http.call('GET', `/v1/kv/${encodePath(key)}`, query, {
+    signal: options.signal,
+    blockingMs: blocking ? waitMs : undefined,
+    accept: [200, 404],
+  });
   const entries = response.status === 404 ? [] : parseFlagSafe<KvEntry[]>(response.body);
   return { entries, index: response.index };
+}
+
+export async function readKey(http: ConsulHttp, key: string, consistent = false, signal?: AbortSignal): Promise<KvRead> {
+  const { entries, index } = await readEntries(http, key, { consistent, signal });
+  return { entry: entries.find((entry) => entry.Key === key) ?? null, index };
+}
+
+/** PUT /v1/kv/<key> (`?acquire=`, `?cas=`, `?flags=` as given); true when Consul applied it. */
+export async function writeKey(
+  http: ConsulHttp,
+  key: string,
+  value: string,
+  conditions: { acquire?: string; cas?: number; flags?: string },
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const response = await http.call('PUT', `/v1/kv/${encodePath(key)}`, conditions, { body: value, signal });
+  return response.body.trim() === 'true';
+}
+
+export async function deleteKey(http: ConsulHttp, key: string, signal?: AbortSignal): Promise<void> {
+  await http.call('DELETE', `/v1/kv/${encodePath(key)}`, {}, { signal });
 }
 
 export function isLockEntry(entry: KvEntry): boolean {
@@ -59,9 +87,7 @@ export function decodeValue(entry: KvEntry): string {
 export type TxnKvOp =
   | { Verb: 'lock' | 'unlock'; Key: string; Session: string; Flags?: string; Value?: string }
   | { Verb: 'check-index'; Key: string; Index: number }
-  | { Verb: 'check-not-exists' | 'delete' | 'get'; Key: string }
-  | { Verb: 'check-session'; Key: string; Session: string }
-  | { Verb: 'delete-cas'; Key: string; Index: number };
+  | { Verb: 'check-not-exists' | 'delete'; Key: string };
 
 export type TxnResult = { ok: true; entries: KvEntry[] } | { ok: false; errors: string[] };
 
@@ -75,6 +101,13 @@ export async function transact(http: ConsulHttp, ops: readonly TxnKvOp[], signal
   const parsed = parseFlagSafe<{ Results: { KV: KvEntry }[] | null; Errors: { What: string }[] | null }>(response.body);
   if (response.status === 409) return { ok: false, errors: (parsed.Errors ?? []).map((error) => error.What) };
   return { ok: true, entries: (parsed.Results ?? []).map((result) => result.KV) };
+}
+
+/** The ModifyIndex a transaction's last write of `key` got: a lock's fencing token, with no read-after-write race. */
+export function modifyIndexOf(entries: readonly KvEntry[], key: string): bigint {
+  const written = entries.findLast((entry) => entry.Key === key);
+  if (!written) throw new BackendError('consul', `the transaction returned no entry for "${key}"`);
+  return BigInt(written.ModifyIndex);
 }
 
 export function lockDelayRefusal(result: TxnResult): boolean {

@@ -4,9 +4,9 @@ import { decodeLockValue } from './lock-value.js';
 /** What identifies one grant on the server: the key, the session that took it, the ModifyIndex it got, and its lockId. */
 export interface GrantProof {
   readonly consulKey: string;
-  readonly session: string;
-  /** The key's ModifyIndex as we left it; undefined for an attempt whose answer never came. */
-  readonly token: bigint | undefined;
+  readonly sessionId: string;
+  /** The key's ModifyIndex as we left it; undefined when unknown (an attempt whose answer never came). */
+  readonly modifyIndex: bigint | undefined;
   readonly lockId: string;
 }
 
@@ -21,6 +21,6 @@ export function lockIdOf(entry: KvEntry): string | undefined {
  * grant's lockId in the value tells that grant from a later one.
  */
 export function provesGrant(entry: KvEntry | null | undefined, grant: GrantProof): boolean {
-  if (!entry || !isLockEntry(entry) || entry.Session !== grant.session) return false;
-  return (grant.token !== undefined && BigInt(entry.ModifyIndex) === grant.token) || lockIdOf(entry) === grant.lockId;
+  if (!entry || !isLockEntry(entry) || entry.Session !== grant.sessionId) return false;
+  return (grant.modifyIndex !== undefined && BigInt(entry.ModifyIndex) === grant.modifyIndex) || lockIdOf(entry) === grant.lockId;
 }

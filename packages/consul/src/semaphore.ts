@@ -8,11 +8,18 @@ import {
   ProviderClosedError,
 } from '@holdfast/core';
 import { sleep, toBackendError } from '@holdfast/core/backend';
-import { BLOCKING_WAIT_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS, SEMAPHORE_FLAG, SEMAPHORE_LOCK_KEY, SEMAPHORE_SESSION_NAME } from './constants.js';
+import {
+  BLOCKING_WAIT_MS,
+  DEFAULT_MONITOR_RETRIES,
+  DEFAULT_MONITOR_RETRY_MS,
+  SEMAPHORE_FLAG,
+  SEMAPHORE_LOCK_KEY,
+  SEMAPHORE_SESSION_NAME,
+} from './constants.js';
 import { ConsulHttp, ConsulHttpError } from './consul-http.js';
-import { encodePath, type KvEntry, readKey, readPrefixBlocking } from './kv.js';
-import { createSession, RenewedSession } from './sessions.js';
+import { encodePath, type KvEntry, readEntries, readKey } from './kv.js';
 import { checkAgentUrl } from './options.js';
+import { createSession, RenewedSession } from './sessions.js';
 
 /** Bound of one session call (create, renew, destroy) of a slot. */
 const SEMAPHORE_CALL_TIMEOUT_MS = 10_000;
@@ -60,7 +67,8 @@ export class ConsulSemaphore {
   constructor(private readonly options: ConsulSemaphoreOptions) {
     if ('address' in options) throw new InvalidArgumentError('address', 'address was renamed url');
     checkAgentUrl(options.url);
-    if (!Number.isInteger(options.limit) || options.limit < 1) throw new InvalidArgumentError('limit', `expected a whole number >= 1, got ${options.limit}`);
+    if (!Number.isInteger(options.limit) || options.limit < 1)
+      throw new InvalidArgumentError('limit', `expected a whole number >= 1, got ${options.limit}`);
     this.prefix = options.prefix.replace(/^\/+|\/+$/g, '');
     if (!this.prefix) throw new InvalidArgumentError('prefix', 'must not be empty');
     this.lockKey = `${this.prefix}/${SEMAPHORE_LOCK_KEY}`;
@@ -99,8 +107,14 @@ export class ConsulSemaphore {
     let slot: Slot | undefined;
     try {
       const createdAt = Date.now();
-      const id = await createSession(this.http, { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' }, anySignal(signal, this.closing.signal, AbortSignal.timeout(SEMAPHORE_CALL_TIMEOUT_MS)));
-      session = new RenewedSession(this.http, id, ttlMs, createdAt, SEMAPHORE_CALL_TIMEOUT_MS, (detail, cause) => slot?.lose(detail, cause));
+      const id = await createSession(
+        this.http,
+        { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' },
+        anySignal(signal, this.closing.signal, AbortSignal.timeout(SEMAPHORE_CALL_TIMEOUT_MS)),
+      );
+      session = new RenewedSession(this.http, id, ttlMs, createdAt, SEMAPHORE_CALL_TIMEOUT_MS, (detail, cause) =>
+        slot?.lose(detail, cause),
+      );
       await this.enterContender(id);
       if (!(await this.claim(id, deadline, signal))) {
         await session.stop({ destroy: true });
@@ -120,7 +134,12 @@ export class ConsulSemaphore {
   }
 
   private async enterContender(session: string): Promise<void> {
-    const response = await this.http.call('PUT', `/v1/kv/${encodePath(`${this.prefix}/${session}`)}`, { acquire: session, flags: SEMAPHORE_FLAG }, { body: this.options.value ?? '' });
+    const response = await this.http.call(
+      'PUT',
+      `/v1/kv/${encodePath(`${this.prefix}/${session}`)}`,
+      { acquire: session, flags: SEMAPHORE_FLAG },
+      { body: this.options.value ?? '' },
+    );
     if (response.body.trim() !== 'true') throw new Error('failed to make the contender entry');
   }
 
@@ -130,7 +149,14 @@ export class ConsulSemaphore {
     const abort = anySignal(signal, this.closing.signal);
     for (;;) {
       const remaining = deadline - Date.now();
-      const { entries, index: next } = await readPrefixBlocking(this.http, `${this.prefix}/`, index, abort, Math.min(BLOCKING_WAIT_MS, Math.max(remaining, 1)));
+      const waitMs = Math.min(BLOCKING_WAIT_MS, Math.max(remaining, 1));
+      const { entries, index: next } = await readEntries(this.http, `${this.prefix}/`, {
+        recurse: true,
+        consistent: true,
+        index,
+        waitMs,
+        signal: abort,
+      });
       const lockEntry = entries.find((entry) => entry.Key === this.lockKey) ?? null;
       const state = this.decode(lockEntry);
       const alive = new Set(entries.filter((entry) => entry.Session).map((entry) => entry.Session));
@@ -154,7 +180,8 @@ export class ConsulSemaphore {
 
   decode(entry: KvEntry | null): Coordination {
     if (!entry) return { Limit: this.options.limit, Holders: {} };
-    if (entry.Flags !== SEMAPHORE_FLAG) throw new LockConflictError(this.lockKey, `existing key does not match semaphore use (flags ${entry.Flags})`);
+    if (entry.Flags !== SEMAPHORE_FLAG)
+      throw new LockConflictError(this.lockKey, `existing key does not match semaphore use (flags ${entry.Flags})`);
     const text = entry.Value === null ? '' : Buffer.from(entry.Value, 'base64').toString('utf8');
     let state: Coordination;
     try {
@@ -162,7 +189,8 @@ export class ConsulSemaphore {
     } catch {
       throw new LockConflictError(this.lockKey, 'the coordination key is not a semaphore');
     }
-    if (state.Limit !== this.options.limit) throw new LockConflictError(this.lockKey, `semaphore limit conflict (lock: ${state.Limit}, local: ${this.options.limit})`);
+    if (state.Limit !== this.options.limit)
+      throw new LockConflictError(this.lockKey, `semaphore limit conflict (lock: ${state.Limit}, local: ${this.options.limit})`);
     state.Holders ??= {};
     return state;
   }
@@ -173,7 +201,12 @@ export class ConsulSemaphore {
     let retries = this.options.monitorRetries ?? DEFAULT_MONITOR_RETRIES;
     while (!signal.aborted) {
       try {
-        const { entries, index: next } = await readPrefixBlocking(this.http, `${this.prefix}/`, index, signal);
+        const { entries, index: next } = await readEntries(this.http, `${this.prefix}/`, {
+          recurse: true,
+          consistent: true,
+          index,
+          signal,
+        });
         index = next < index ? 0n : next;
         const lockEntry = entries.find((entry) => entry.Key === this.lockKey);
         if (!lockEntry || !this.decode(lockEntry).Holders[slot.session]) return slot.lose('no longer among the semaphore holders');
@@ -199,7 +232,12 @@ export class ConsulSemaphore {
       const state = this.decode(entry);
       if (!state.Holders[slot.session]) break;
       delete state.Holders[slot.session];
-      const cas = await this.http.call('PUT', `/v1/kv/${encodePath(this.lockKey)}`, { cas: entry.ModifyIndex, flags: SEMAPHORE_FLAG }, { body: JSON.stringify(state) });
+      const cas = await this.http.call(
+        'PUT',
+        `/v1/kv/${encodePath(this.lockKey)}`,
+        { cas: entry.ModifyIndex, flags: SEMAPHORE_FLAG },
+        { body: JSON.stringify(state) },
+      );
       if (cas.body.trim() === 'true') break;
     }
     await this.http.call('DELETE', `/v1/kv/${encodePath(`${this.prefix}/${slot.session}`)}`);

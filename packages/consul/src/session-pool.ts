@@ -1,6 +1,7 @@
-import { type ConsulHttp } from './consul-http.js';
+import { ProviderClosedError } from '@holdfast/core';
+import { untilAborted } from '@holdfast/core/backend';
 import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
-import { raceSignal } from './signals.js';
+import type { ConsulHttp } from './consul-http.js';
 import { createSession, destroySession, RenewedSession } from './sessions.js';
 
 /**
@@ -12,8 +13,9 @@ export function sessionTtlFor(leaseMs: number): number {
   return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
 }
 
+/** A grant (or an attempt) on a shared session: told when the session is gone. */
 export interface SessionUser {
-  readonly session: string;
+  readonly id: string;
   onSessionExpired(detail: string, cause?: unknown): void;
 }
 
@@ -46,7 +48,7 @@ export class SharedSessions {
    * concurrent callers and bounded by the call timeout; each caller stops waiting when its signal aborts.
    */
   get(sessionTtlMs: number, signal: AbortSignal): Promise<RenewedSession> {
-    if (this.closed) return Promise.reject(new Error('the session pool is closed'));
+    if (this.closed) return Promise.reject(new ProviderClosedError('consul'));
     let current = this.byTtl.get(sessionTtlMs);
     if (!current) {
       const slot: { promise: Promise<RenewedSession>; session?: RenewedSession } = { promise: this.create(sessionTtlMs) };
@@ -57,12 +59,7 @@ export class SharedSessions {
         () => this.byTtl.get(sessionTtlMs) === slot && this.byTtl.delete(sessionTtlMs),
       );
     }
-    return raceSignal(current.promise, signal);
-  }
-
-  /** Whether `id` is one of our shared sessions still alive (retired ones included). */
-  has(id: string): boolean {
-    return this.live.has(id);
+    return untilAborted(current.promise, signal);
   }
 
   /** Forget a session Consul says is gone, so the next acquire creates a fresh one. */
@@ -82,14 +79,16 @@ export class SharedSessions {
   }
 
   attach(user: SessionUser): void {
-    let set = this.users.get(user.session);
-    if (!set) this.users.set(user.session, (set = new Set()));
+    let set = this.users.get(user.id);
+    if (!set) this.users.set(user.id, (set = new Set()));
     set.add(user);
   }
 
   detach(user: SessionUser): void {
-    this.users.get(user.session)?.delete(user);
-    this.destroyIfUnused(user.session);
+    const set = this.users.get(user.id);
+    set?.delete(user);
+    if (set?.size === 0) this.users.delete(user.id);
+    this.destroyIfUnused(user.id);
   }
 
   /** Destroys every session (each destroy bounded by `signal`). */
@@ -119,7 +118,11 @@ export class SharedSessions {
   private create(sessionTtlMs: number): Promise<RenewedSession> {
     return (async () => {
       const createdAt = Date.now();
-      const id = await createSession(this.http, { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs }, AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]));
+      const id = await createSession(
+        this.http,
+        { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs },
+        AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]),
+      );
       const session = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
         this.discard(id);
         void destroySession(this.http, id, AbortSignal.timeout(this.callTimeoutMs)).catch(() => undefined);
@@ -129,7 +132,7 @@ export class SharedSessions {
       });
       if (this.closed) {
         void session.stop({ destroy: true });
-        throw new Error('the session pool is closed');
+        throw new ProviderClosedError('consul');
       }
       this.live.set(id, session);
       return session;

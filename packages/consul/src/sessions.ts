@@ -1,7 +1,7 @@
 import { parseDuration } from '@holdfast/core';
 import { sleep } from '@holdfast/core/backend';
-import { type ConsulHttp, ConsulHttpError } from './consul-http.js';
 import { LOCK_SESSION_NAME, RENEW_RETRY_MS } from './constants.js';
+import { type ConsulHttp, ConsulHttpError } from './consul-http.js';
 
 /** Pause between session creates refused because the agent's node is not registered yet. */
 const NODE_REGISTRATION_RETRY_MS = 100;
@@ -94,10 +94,6 @@ export class RenewedSession {
     this.ttlMs = ttlMs;
     this.lastSuccess = createdAt;
     this.schedule(ttlMs / 2);
-  }
-
-  get alive(): boolean {
-    return !this.stopped;
   }
 
   /** Stops renewing (an in-flight renew is abandoned); destroys the session if asked. Never throws. */

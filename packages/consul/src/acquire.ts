@@ -1,0 +1,138 @@
+import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
+import { LOCK_FLAG } from './constants.js';
+import { ConsulGrant, type GrantContext } from './grant.js';
+import type { GrantSession } from './grant-session.js';
+import { lockConflict } from './inspection.js';
+import {
+  invalidSessionRefusal,
+  isLockEntry,
+  lockDelayRefusal,
+  modifyIndexOf,
+  readKey,
+  type TxnKvOp,
+  type TxnResult,
+  transact,
+} from './kv.js';
+import { encodeLockValue } from './lock-value.js';
+
+/** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
+export interface ConsulWake {
+  /** The key's index when it was seen held: only a newer read can show it free. */
+  readonly index: bigint;
+  /** Consul does not say when a lock-delay ends: retry at this time (epoch ms), like the Go client. */
+  readonly lockDelayUntil?: number;
+}
+
+export interface AcquireSettings {
+  readonly prefix: string;
+  readonly lockDelayRetryMs: number;
+}
+
+/** Rounds of read-then-acquire when the key keeps changing under us before we call it busy. */
+const MAX_ATTEMPT_ROUNDS = 3;
+
+type Answer = { kind: 'granted'; token: bigint } | { kind: 'busy'; since: bigint } | { kind: 'lock-delay' } | { kind: 'bad-session' };
+
+/**
+ * One acquire attempt: the Go client's Lock() (api/lock.go), made atomic and without its waiting,
+ * which is core's (the waits use the busy answer's ConsulWake).
+ *
+ * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (grant-session.ts).
+ * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, lock]`: released keys are deleted,
+ *    so a free key is usually absent and this is the only round trip.
+ * 3. Refused: read the key. Other flags: LockConflictError (Go's ErrLockConflict). Held by a session:
+ *    busy. Free: lock it again, conditioned on the ModifyIndex just read, so that a key is never taken
+ *    from under a newer state, nor re-entered by the provider's own shared session.
+ * 4. Refused because of a lock-delay: busy until the retry time. Refused because the session is gone:
+ *    once more with a fresh session.
+ * 5. Granted: the lock operation's result carries the key's new ModifyIndex, the fencing token.
+ */
+export async function tryGrant(
+  context: GrantContext,
+  settings: AcquireSettings,
+  request: GrantRequest,
+  call: CallContext,
+): Promise<GrantOutcome<ConsulWake>> {
+  const consulKey = `${settings.prefix}/${request.key}`;
+  const acquiredAt = new Date();
+  const value = encodeLockValue({
+    owner: request.owner,
+    reason: request.reason,
+    acquiredAt: acquiredAt.toISOString(),
+    lockId: request.lockId,
+  });
+  for (let sessionTries = 0; ; sessionTries++) {
+    const session = await context.sessions.forAttempt(request, call.signal);
+    const lockWrite = { unanswered: false };
+    let answer: Answer;
+    try {
+      answer = await attempt(context, request.key, consulKey, session, value, call.signal, lockWrite);
+    } catch (error) {
+      // A lock write sent but never answered may land now or later: its session must not keep it alive.
+      if (lockWrite.unanswered) session.disown();
+      else void session.leave();
+      throw error;
+    }
+    if (answer.kind === 'granted') return granted(grantOf(context, request, consulKey, session, answer.token, acquiredAt, call));
+    await session.leave(call.signal);
+    if (answer.kind === 'bad-session' && sessionTries === 0) {
+      session.discard();
+      continue;
+    }
+    if (answer.kind === 'lock-delay') return busy({ index: 0n, lockDelayUntil: Date.now() + settings.lockDelayRetryMs });
+    return busy({ index: answer.kind === 'busy' ? answer.since : 0n });
+  }
+}
+
+async function attempt(
+  context: GrantContext,
+  key: string,
+  consulKey: string,
+  session: GrantSession,
+  value: string,
+  signal: AbortSignal,
+  lockWrite: { unanswered: boolean },
+): Promise<Answer> {
+  const lock = { Verb: 'lock', Key: consulKey, Session: session.id, Flags: LOCK_FLAG, Value: value } as const;
+  const send = async (check: TxnKvOp): Promise<TxnResult> => {
+    // Until the answer arrives, the write may have landed (or may still land).
+    lockWrite.unanswered = true;
+    const answer = await transact(context.http, [check, lock], signal);
+    lockWrite.unanswered = false;
+    return answer;
+  };
+  let result = await send({ Verb: 'check-not-exists', Key: consulKey });
+  for (let round = 0; ; round++) {
+    if (result.ok) return { kind: 'granted', token: modifyIndexOf(result.entries, consulKey) };
+    if (lockDelayRefusal(result)) return { kind: 'lock-delay' };
+    if (invalidSessionRefusal(result)) return { kind: 'bad-session' };
+    const { entry, index } = await readKey(context.http, consulKey, false, signal);
+    if (entry && !isLockEntry(entry)) throw lockConflict(key, entry);
+    if (entry?.Session) return { kind: 'busy', since: BigInt(entry.ModifyIndex) };
+    if (round >= MAX_ATTEMPT_ROUNDS) return { kind: 'busy', since: index };
+    result = await send(
+      entry ? { Verb: 'check-index', Key: consulKey, Index: entry.ModifyIndex } : { Verb: 'check-not-exists', Key: consulKey },
+    );
+  }
+}
+
+function grantOf(
+  context: GrantContext,
+  request: GrantRequest,
+  consulKey: string,
+  session: GrantSession,
+  token: bigint,
+  acquiredAt: Date,
+  call: CallContext,
+): ConsulGrant {
+  // A lapsing lock's lease is timed by core from the local clock; Consul frees it no sooner.
+  const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
+  const grant = new ConsulGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
+  // Core stopped waiting for this answer (it abandons the request): nothing may keep the grant alive.
+  if (call.signal.aborted) {
+    grant
+      .release({ signal: context.background() })
+      .catch((error: unknown) => grant.lose('the acquire was abandoned before its answer arrived', error));
+  }
+  return grant;
+}

@@ -1,0 +1,120 @@
+import { setMaxListeners } from 'node:events';
+import type { Capabilities, LockInfo } from '@holdfast/core';
+import {
+  type Busy,
+  type CallContext,
+  type GrantOutcome,
+  type GrantRequest,
+  type LockBackend,
+  sleep,
+  type WaitOptions,
+} from '@holdfast/core/backend';
+import { type ConsulWake, tryGrant } from './acquire.js';
+import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
+import { ConsulHttp } from './consul-http.js';
+import type { GrantContext } from './grant.js';
+import { Sessions } from './grant-session.js';
+import { inspectKey, type LockSpace, listLocks } from './inspection.js';
+import type { ResolvedOptions } from './options.js';
+import { forceRelease, releaseAttempt } from './release.js';
+import { Watches } from './watches.js';
+
+/**
+ * Session TTL = max(10 s, ttl/2), invalidated 2 x TTL after the last renewal: at most ttl + 10 s (the
+ * 10 s minimum), then the lock-delay keeps the key from new holders.
+ */
+function expiryGraceMs(lockDelayMs: number): number {
+  return MIN_SESSION_TTL_MS * SESSION_TTL_MULTIPLIER - MIN_SESSION_TTL_MS + lockDelayMs;
+}
+
+/** What a Consul provider offers; `expiryGraceMs` shown for Consul's default lock-delay (it follows `lockDelayMs`). */
+export const CONSUL_CAPABILITIES: Capabilities = Object.freeze({
+  minTtlMs: MIN_SESSION_TTL_MS,
+  maxTtlMs: MAX_SESSION_TTL_MS,
+  // Maps to a 15 s session TTL, the Go client's default.
+  defaultTtlMs: 30_000,
+  fencing: 'strict',
+  fifo: false,
+  wakeUp: 'blocking-query',
+  crossProcess: true,
+  expiryGraceMs: expiryGraceMs(DEFAULT_LOCK_DELAY_MS),
+  renewal: 'backend',
+});
+
+/** The wiring: one HTTP client, the sessions and the watches, shared by every grant of the provider. */
+export class ConsulBackend implements LockBackend<ConsulWake> {
+  readonly name = 'consul';
+  readonly capabilities: Capabilities;
+  private readonly http: ConsulHttp;
+  private readonly sessions: Sessions;
+  private readonly watches: Watches;
+  private readonly grants: GrantContext;
+  private readonly space: LockSpace;
+  /** Aborted when close() runs out of time: every background call stops at once. */
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly options: ResolvedOptions) {
+    // Every background clean-up listens to it: thousands after a mass loss are normal.
+    setMaxListeners(0, this.stopping.signal);
+    const { address, token, datacenter, callTimeoutMs } = options;
+    this.http = new ConsulHttp({ baseUrl: address, token, datacenter, requestTimeoutMs: callTimeoutMs });
+    const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
+    this.sessions = new Sessions(this.http, options, background);
+    this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
+    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background };
+    this.space = { http: this.http, prefix: options.prefix };
+    this.capabilities = Object.freeze({ ...CONSUL_CAPABILITIES, expiryGraceMs: expiryGraceMs(options.lockDelayMs) });
+  }
+
+  tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
+    return tryGrant(this.grants, this.options, request, call);
+  }
+
+  async waitForChange(key: string, busy: Busy<ConsulWake>, options: WaitOptions): Promise<void> {
+    const { index, lockDelayUntil } = busy.wake ?? { index: 0n };
+    if (lockDelayUntil === undefined) return this.watches.waitUntilFree(this.consulKey(key), index, options);
+    // A lock-delay changes nothing Consul could report: wait it out, like the Go client.
+    await sleep(Math.min(Math.max(0, lockDelayUntil - Date.now()), options.timeoutMs), options.signal).catch(() => undefined);
+  }
+
+  abandon(request: GrantRequest, call: CallContext): Promise<void> {
+    return releaseAttempt(this.http, this.consulKey(request.key), request.lockId, call.signal);
+  }
+
+  inspect(key: string, call: CallContext): Promise<LockInfo | null> {
+    return inspectKey(this.space, key, () => this.sessions.probe(this.capabilities.defaultTtlMs, call.signal), call.signal);
+  }
+
+  list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return listLocks(this.space, prefix, call.signal);
+  }
+
+  forceRelease(key: string, call: CallContext): Promise<boolean> {
+    return forceRelease(this.http, key, this.consulKey(key), call.signal);
+  }
+
+  /**
+   * Core released every handle and let go of lost grants before this. The shared sessions are
+   * destroyed within `call.signal`; when it aborts, every socket is destroyed at once.
+   */
+  async close(call: CallContext): Promise<void> {
+    const hardStop = (): void => {
+      this.stopping.abort(call.signal.reason);
+      this.http.close();
+    };
+    if (call.signal.aborted) hardStop();
+    else call.signal.addEventListener('abort', hardStop, { once: true });
+    try {
+      this.watches.close();
+      await this.sessions.close(call.signal);
+    } finally {
+      call.signal.removeEventListener('abort', hardStop);
+      this.stopping.abort();
+      this.http.close();
+    }
+  }
+
+  private consulKey(key: string): string {
+    return `${this.options.prefix}/${key}`;
+  }
+}

@@ -1,0 +1,184 @@
+import type { GrantRequest } from '@holdfast/core/backend';
+import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
+import type { ConsulHttp } from './consul-http.js';
+import { type SessionUser, SharedSessions } from './session-pool.js';
+import { createSession, destroySession, RenewedSession, renewSession } from './sessions.js';
+
+/**
+ * How a grant's session lives:
+ * - shared: the provider's renewed session (default for auto-renewed locks): N locks, one renewal;
+ * - renewed: its own renewed session (sessionMode 'per-lock', the Go client's way);
+ * - lapsing: its own session that nobody renews (autoRenew: false), extended only by extend().
+ */
+export type SessionKind = 'shared' | 'renewed' | 'lapsing';
+
+/** The session one grant (or one attempt) holds its key with. */
+export interface GrantSession {
+  readonly id: string;
+  readonly kind: SessionKind;
+  /** Fixed at creation: a lapsing lock extended with another TTL moves to a new session. */
+  readonly ttlMs: number;
+  /** Set by the grant: told once the session must be presumed gone (renewal refused or failed for a TTL). */
+  onExpired: ((detail: string, cause?: unknown) => void) | undefined;
+  /** A lost or releasing grant stops keeping its key alive (a shared session goes on for the others). */
+  stopRenewing(): void;
+  /**
+   * Gives the session back once the key no longer holds it: an own one is destroyed, a shared one
+   * left. Never throws; without a signal, bounded like any clean-up nobody waits for.
+   */
+  leave(signal?: AbortSignal): Promise<void>;
+  /** The attempt's lock write went unanswered and may land late: this session must not keep it alive. */
+  disown(): void;
+  /** Consul refused the session as invalid: never hand it out again. */
+  discard(): void;
+}
+
+/**
+ * Consul invalidates a session 2 x TTL after its last renewal, never sooner. A lease of `ttlMs`
+ * therefore gets a session TTL of ttlMs / 2 (at least Consul's 10 s minimum): others can take the
+ * key about `ttlMs` after the holder went silent (20 s for leases under 20 s), plus the lock-delay.
+ */
+export function sessionTtlFor(leaseMs: number): number {
+  return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
+}
+
+export interface SessionSettings {
+  readonly sessionMode: 'shared' | 'per-lock';
+  readonly lockDelayMs: number;
+  readonly callTimeoutMs: number;
+}
+
+/** Chooses and makes the session of each attempt. */
+export class Sessions {
+  private readonly pool: SharedSessions;
+
+  constructor(
+    private readonly http: ConsulHttp,
+    private readonly settings: SessionSettings,
+    /** The bound of a clean-up nobody waits for. */
+    private readonly bound: () => AbortSignal,
+  ) {
+    this.pool = new SharedSessions(http, settings.lockDelayMs, settings.callTimeoutMs);
+  }
+
+  async forAttempt(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
+    const ttlMs = sessionTtlFor(request.ttlMs);
+    // A lapsing lock's key goes with its session: nothing of a lapsed lock stays behind.
+    if (!request.autoRenew) return this.lapsing(ttlMs, signal);
+    if (this.settings.sessionMode === 'shared') return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+    const createdAt = Date.now();
+    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'release' }, signal);
+    return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
+  }
+
+  async lapsing(ttlMs: number, signal: AbortSignal): Promise<LapsingSession> {
+    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'delete' }, signal);
+    return new LapsingSession(this.http, id, ttlMs, this.bound);
+  }
+
+  /** A session for inspect()'s lock-delay probe, which never holds anything: the shared one. */
+  async probe(ttlMs: number, signal: AbortSignal): Promise<string> {
+    return (await this.pool.get(sessionTtlFor(ttlMs), signal)).id;
+  }
+
+  /** Destroys the shared sessions, each destroy bounded by `signal`. */
+  close(signal: AbortSignal): Promise<void> {
+    return this.pool.close(signal);
+  }
+}
+
+/** One user of the provider's shared session; the attempt's user becomes its grant's. */
+class SharedUse implements GrantSession, SessionUser {
+  readonly kind = 'shared';
+  onExpired: GrantSession['onExpired'];
+
+  constructor(
+    private readonly pool: SharedSessions,
+    readonly id: string,
+    readonly ttlMs: number,
+  ) {
+    // Counted from the attempt on: a retired session is not destroyed under a lock write on its way.
+    pool.attach(this);
+  }
+
+  onSessionExpired(detail: string, cause?: unknown): void {
+    this.onExpired?.(detail, cause);
+  }
+
+  stopRenewing(): void {}
+
+  async leave(): Promise<void> {
+    this.pool.detach(this);
+  }
+
+  /** New acquires get a new session; this one is destroyed (no longer renewed) once its last user leaves. */
+  disown(): void {
+    this.pool.retire(this.id);
+    this.pool.detach(this);
+  }
+
+  discard(): void {
+    this.pool.discard(this.id);
+  }
+}
+
+class OwnRenewedSession implements GrantSession {
+  readonly kind = 'renewed';
+  onExpired: GrantSession['onExpired'];
+  private readonly renewed: RenewedSession;
+
+  constructor(
+    http: ConsulHttp,
+    readonly id: string,
+    readonly ttlMs: number,
+    createdAt: number,
+    callTimeoutMs: number,
+    private readonly bound: () => AbortSignal,
+  ) {
+    this.renewed = new RenewedSession(http, id, ttlMs, createdAt, callTimeoutMs, (detail, cause) => this.onExpired?.(detail, cause));
+  }
+
+  stopRenewing(): void {
+    void this.renewed.stop({ destroy: false });
+  }
+
+  leave(signal = this.bound()): Promise<void> {
+    return this.renewed.stop({ destroy: true, signal });
+  }
+
+  disown(): void {
+    void this.leave();
+  }
+
+  discard(): void {}
+}
+
+export class LapsingSession implements GrantSession {
+  readonly kind = 'lapsing';
+  // Nobody renews it: the lease's end is core's to report, not the session's.
+  onExpired: GrantSession['onExpired'];
+
+  constructor(
+    private readonly http: ConsulHttp,
+    readonly id: string,
+    readonly ttlMs: number,
+    private readonly bound: () => AbortSignal,
+  ) {}
+
+  /** extend() with the same session TTL: false when the session is gone. */
+  async renew(signal: AbortSignal): Promise<boolean> {
+    return (await renewSession(this.http, this.id, signal)) !== undefined;
+  }
+
+  stopRenewing(): void {}
+
+  async leave(signal = this.bound()): Promise<void> {
+    await destroySession(this.http, this.id, signal).catch(() => undefined);
+  }
+
+  disown(): void {
+    void this.leave();
+  }
+
+  discard(): void {}
+}
