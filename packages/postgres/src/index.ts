@@ -7,13 +7,15 @@ import { PostgresBackend } from './postgres-backend.js';
 import { ReleaseListener } from './release-listener.js';
 import { SchemaGuard } from './schema-guard.js';
 import { settingsFrom } from './settings.js';
+import { slotStatements } from './slot-statements.js';
+import { SlotTable } from './slot-table.js';
 import { SqlRunner } from './sql-runner.js';
 import { statements } from './statements.js';
 import { tableNames } from './table-names.js';
+import { TableQuery } from './table-query.js';
 
 export { POSTGRES_CAPABILITIES } from './capabilities.js';
 export type { PostgresProviderOptions } from './options.js';
-export { PostgresBackend, type PostgresWake } from './postgres-backend.js';
 export { createTablesSql } from './schema.js';
 export { DEFAULT_TABLE, type TableNames, tableNames } from './table-names.js';
 export { parsePostgresUrl, type UrlSettings } from './url.js';
@@ -25,9 +27,10 @@ export function createPostgresProvider(options: PostgresProviderOptions): LockPr
   const names = tableNames(settings.table);
   const { pool, sockets, listenerConfig } = openPool(options.pool, settings);
   const runner = new SqlRunner(pool, sockets);
-  const table = new LockTable(runner, statements(names), names, new SchemaGuard(runner, names, settings.createTables));
+  const query = new TableQuery(runner, names, new SchemaGuard(runner, names, settings.createTables));
   const listener = new ReleaseListener(listenerConfig, names.channel, settings.connectTimeoutMs);
-  const backend = new PostgresBackend(runner, table, listener, settings.pollIntervalMs);
+  const locks = new LockTable(query, statements(names));
+  const backend = new PostgresBackend(runner, locks, new SlotTable(query, slotStatements(names)), listener, settings.pollIntervalMs);
   return createProvider(backend, providerOptions(options));
 }
 

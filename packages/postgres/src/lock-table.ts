@@ -1,15 +1,8 @@
-import { BackendError, type LockInfo } from '@holdfast/core';
+import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { GrantRequest } from '@holdfast/core/backend';
-import { byKey, type LockRow, lockInfo } from './rows.js';
-import type { SchemaGuard } from './schema-guard.js';
-import type { SqlRunner } from './sql-runner.js';
+import { byKey, type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
 import { likePrefix, type Statements } from './statements.js';
-import type { TableNames } from './table-names.js';
-
-export type GrantAnswer =
-  | { granted: true; token: bigint; acquiredAt: Date; expiresAt: Date }
-  /** remainingMs: the holder's lease left by the server's clock; null when the holder is unknown (a race). */
-  | { granted: false; remainingMs: number | null };
+import type { TableQuery } from './table-query.js';
 
 export interface ExtendItem {
   readonly key: string;
@@ -17,80 +10,68 @@ export interface ExtendItem {
   readonly ttlMs: number;
 }
 
-const UNDEFINED_TABLE = '42P01';
-
-/** The lock statements on one table, each one round trip on a borrowed connection. */
+/** The plain lock statements on one table, each one round trip on a borrowed connection. */
 export class LockTable {
   constructor(
-    private readonly runner: SqlRunner,
+    private readonly query: TableQuery,
     private readonly sql: Statements,
-    private readonly names: TableNames,
-    private readonly schema: SchemaGuard,
   ) {}
 
   async grant(request: GrantRequest, signal: AbortSignal): Promise<GrantAnswer> {
-    const [row] = await this.run<{ granted: boolean; token: string; acquired_at: Date; expires_at: Date; remaining_ms: number | null }>(
+    const [row] = await this.query.run<GrantRow>(
       this.sql.grant,
       [request.key, request.lockId, request.owner, request.reason ?? null, request.ttlMs],
       signal,
     );
-    if (!row) return { granted: false, remainingMs: null };
-    if (!row.granted) return { granted: false, remainingMs: row.remaining_ms };
-    return { granted: true, token: BigInt(row.token), acquiredAt: row.acquired_at, expiresAt: row.expires_at };
+    const answer = grantAnswer(row);
+    if (!answer.granted && answer.inUseLimit) {
+      throw new LockConflictError(request.key, `it is in use as a semaphore with limit ${answer.inUseLimit}, not as a plain lock`);
+    }
+    return answer;
   }
 
   /** The new expiry of each item still held, keyed by `extendId`. */
   async extendMany(items: readonly ExtendItem[], signal: AbortSignal): Promise<Map<string, Date>> {
-    const rows = await this.run<{ key: string; lock_id: string; expires_at: Date }>(
-      this.sql.extendMany,
-      [items.map((i) => i.key), items.map((i) => i.lockId), items.map((i) => i.ttlMs)],
-      signal,
-    );
-    return new Map(rows.map((row) => [extendId(row.key, row.lock_id), row.expires_at]));
+    return extendedRows(await this.query.run(this.sql.extendMany, extendArrays(items), signal));
   }
 
   /** Owner-checked delete; true when the grant was still held. Wakes the key's waiters everywhere. */
   async release(key: string, lockId: string, signal: AbortSignal): Promise<boolean> {
-    const [row] = await this.run<{ live: boolean }>(this.sql.release, [key, lockId], signal);
+    const [row] = await this.query.run<{ live: boolean }>(this.sql.release, [key, lockId], signal);
     return row?.live === true;
   }
 
   async isHeld(key: string, lockId: string, signal: AbortSignal): Promise<boolean> {
-    return (await this.run(this.sql.isHeld, [key, lockId], signal)).length > 0;
+    return (await this.query.run(this.sql.isHeld, [key, lockId], signal)).length > 0;
   }
 
   async inspect(key: string, signal: AbortSignal): Promise<LockInfo | null> {
-    const [row] = await this.run<LockRow>(this.sql.inspect, [key], signal);
+    const [row] = await this.query.run<LockRow>(this.sql.inspect, [key], signal);
     return row ? lockInfo(row) : null;
   }
 
   async list(prefix: string, signal: AbortSignal): Promise<LockInfo[]> {
-    return (await this.run<LockRow>(this.sql.list, [likePrefix(prefix)], signal)).map(lockInfo).sort(byKey);
+    return (await this.query.run<LockRow>(this.sql.list, [likePrefix(prefix)], signal)).map(lockInfo).sort(byKey);
   }
 
+  /** Frees the key, a plain lock or every slot of a semaphore; true when something live was there. */
   async forceRelease(key: string, signal: AbortSignal): Promise<boolean> {
-    const [row] = await this.run<{ live: boolean }>(this.sql.forceRelease, [key], signal);
+    const [row] = await this.query.run<{ live: boolean }>(this.sql.forceRelease, [key], signal);
     return row?.live === true;
-  }
-
-  private async run<Row extends object>(text: string, values: readonly unknown[], signal: AbortSignal): Promise<Row[]> {
-    await this.schema.ensure(signal);
-    try {
-      return await this.runner.query<Row & Record<string, unknown>>(text, values, signal);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) {
-        throw new BackendError(
-          'postgres',
-          `table ${this.names.name} or ${this.names.name}_fences does not exist: apply the DDL in docs/semantics-postgres.md or leave createTables on`,
-          error,
-        );
-      }
-      throw error;
-    }
   }
 }
 
 /** Identifies one grant within a batch of extensions. */
 export function extendId(key: string, lockId: string): string {
   return `${lockId}\u0000${key}`;
+}
+
+/** The three parallel arrays ($1 keys, $2 lock ids, $3 ttls) of a batch of extensions. */
+export function extendArrays(items: readonly ExtendItem[]): unknown[] {
+  return [items.map((i) => i.key), items.map((i) => i.lockId), items.map((i) => i.ttlMs)];
+}
+
+/** The rows a batch of extensions returns, as new expiries keyed by `extendId`. */
+export function extendedRows(rows: readonly { key: string; lock_id: string; expires_at: Date }[]): Map<string, Date> {
+  return new Map(rows.map((row) => [extendId(row.key, row.lock_id), row.expires_at]));
 }

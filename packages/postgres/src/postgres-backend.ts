@@ -7,45 +7,68 @@ import {
   type GrantRequest,
   granted,
   type LockBackend,
+  type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { POSTGRES_CAPABILITIES } from './capabilities.js';
 import { ExtendBatcher } from './extend-batcher.js';
 import type { LockTable } from './lock-table.js';
-import { PostgresGrant } from './postgres-grant.js';
+import { type GrantStatements, PostgresGrant } from './postgres-grant.js';
 import type { ReleaseListener } from './release-listener.js';
+import type { GrantAnswer } from './rows.js';
+import type { SlotTable } from './slot-table.js';
 import type { SqlRunner } from './sql-runner.js';
 
 /** What a busy answer tells the wait that follows it. */
 export interface PostgresWake {
   /** The listener's mark taken before the attempt: a release heard after it wakes the wait at once. */
   readonly mark: number;
-  /** The holder's lease left by the server's clock, or null when unknown. */
+  /** The holder's lease left by the server's clock (a semaphore's first slot to end), or null when unknown. */
   readonly remainingMs: number | null;
 }
 
-/** Lease mode: a row per held key, one statement per operation, LISTEN/NOTIFY wake-ups. */
+/** Lease mode: a row per held key (a lock, or a semaphore's slots), one statement per operation, LISTEN/NOTIFY wake-ups. */
 export class PostgresBackend implements LockBackend<PostgresWake> {
   readonly name = 'postgres';
   readonly capabilities = POSTGRES_CAPABILITIES;
-  private readonly batcher: ExtendBatcher;
+  private readonly batchers: ExtendBatcher[];
+  private readonly lockStatements: GrantStatements;
+  private readonly slotStatements: GrantStatements;
 
   constructor(
     private readonly runner: SqlRunner,
-    private readonly table: LockTable,
+    private readonly locks: LockTable,
+    private readonly slots: SlotTable,
     private readonly listener: ReleaseListener,
     private readonly pollIntervalMs: number,
   ) {
-    this.batcher = new ExtendBatcher((items, signal) => table.extendMany(items, signal));
+    const lockBatcher = new ExtendBatcher((items, signal) => locks.extendMany(items, signal));
+    const slotBatcher = new ExtendBatcher((items, signal) => slots.extendMany(items, signal));
+    this.batchers = [lockBatcher, slotBatcher];
+    this.lockStatements = {
+      extend: (item, signal) => lockBatcher.extend(item, signal),
+      release: locks.release.bind(locks),
+      isHeld: locks.isHeld.bind(locks),
+    };
+    this.slotStatements = {
+      extend: (item, signal) => slotBatcher.extend(item, signal),
+      release: slots.release.bind(slots),
+      isHeld: slots.isHeld.bind(slots),
+    };
   }
 
   async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<PostgresWake>> {
     const mark = this.listener.mark();
-    const answer = await this.table.grant(request, call.signal);
-    if (!answer.granted) return busy({ mark, remainingMs: answer.remainingMs });
-    return granted(
-      new PostgresGrant(this.table, this.batcher, request.key, request.lockId, answer.token, answer.acquiredAt, answer.expiresAt),
-    );
+    return this.outcome(request, this.lockStatements, mark, await this.locks.grant(request, call.signal));
+  }
+
+  async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<PostgresWake>> {
+    const mark = this.listener.mark();
+    return this.outcome(request, this.slotStatements, mark, await this.slots.grant(request, call.signal));
+  }
+
+  slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return this.slots.holders(key, call.signal);
   }
 
   /** Until a release of `key` is heard, the holder's lease runs out, or the poll interval passes. */
@@ -58,24 +81,31 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
   }
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    await this.table.release(request.key, request.lockId, call.signal);
+    const table = (request as SlotRequest).limit === undefined ? this.locks : this.slots;
+    await table.release(request.key, request.lockId, call.signal);
   }
 
   inspect(key: string, call: CallContext): Promise<LockInfo | null> {
-    return this.table.inspect(key, call.signal);
+    return this.locks.inspect(key, call.signal);
   }
 
   list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
-    return this.table.list(prefix, call.signal);
+    return this.locks.list(prefix, call.signal);
   }
 
   forceRelease(key: string, call: CallContext): Promise<boolean> {
-    return this.table.forceRelease(key, call.signal);
+    return this.locks.forceRelease(key, call.signal);
   }
 
   async close(call: CallContext): Promise<void> {
-    this.batcher.flush();
+    for (const batcher of this.batchers) batcher.flush();
     await this.listener.close(call.signal);
     await this.runner.close(call.signal);
+  }
+
+  private outcome(request: GrantRequest, statements: GrantStatements, mark: number, answer: GrantAnswer): GrantOutcome<PostgresWake> {
+    if (!answer.granted) return busy({ mark, remainingMs: answer.remainingMs });
+    const { token, acquiredAt, expiresAt } = answer;
+    return granted(new PostgresGrant(statements, this.listener, request.key, request.lockId, token, acquiredAt, expiresAt, request.onLost));
   }
 }

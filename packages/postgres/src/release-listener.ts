@@ -13,13 +13,16 @@ const REMEMBERED_KEYS = 4096;
 const LISTENER_RETRY_MS = 1000;
 
 /**
- * One LISTEN connection per provider, whatever the number of waiters, opened on the first wait.
- * Releases NOTIFY the key; every waiter on that key is woken. While it is down (not yet connected,
- * a lost connection, LISTEN refused) waits fall back to their timeout, and (re)connecting wakes
- * everyone, since any release may have been missed meanwhile.
+ * One LISTEN connection per provider, whatever the number of waiters and holders, opened on the
+ * first wait or grant. Releases NOTIFY the key; every waiter on that key is woken. A forced release
+ * also tells the key's holders. While it is down (not yet connected, a lost connection, LISTEN
+ * refused) waits fall back to their timeout, and (re)connecting wakes everyone, since any release
+ * may have been missed meanwhile (a missed forced release is found by the holder's next renewal).
  */
 export class ReleaseListener {
   private readonly waits = new WaitList<string>();
+  /** Holders of a key, told the highest token a forced release of it freed (or that the listener closed). */
+  private readonly forced = new WaitList<string, bigint | 'closed'>();
   private client: pg.Client | null = null;
   /** The connection being opened, so that close() can cut it. */
   private opening: pg.Client | null = null;
@@ -53,6 +56,18 @@ export class ReleaseListener {
     await this.waits.wait(key, { signal: options.signal, timeoutMs });
   }
 
+  /**
+   * Resolves with the highest token a forced release of `key` freed (every holder with a token up to
+   * it lost the key), undefined after `timeoutMs` or on abort, 'closed' once the provider closes.
+   * Opens the LISTEN connection if need be; a notice sent while it is down is missed (the holder's
+   * next renewal finds out instead).
+   */
+  forcedRelease(key: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<bigint | 'closed' | undefined> {
+    if (this.closed) return Promise.resolve('closed');
+    this.listen();
+    return this.forced.wait(key, options);
+  }
+
   private mayHaveMissed(key: string, mark: number): boolean {
     if (mark < this.connectedAt) return true;
     const last = this.lastRelease.get(key);
@@ -70,7 +85,11 @@ export class ReleaseListener {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (message.channel === this.channel && message.payload !== undefined) this.released(message.payload);
+      if (message.channel !== this.channel || message.payload === undefined) return;
+      // A forced release sends "<key>\u0001<token>"; keys never contain control characters.
+      const [key, bound] = message.payload.split('\u0001');
+      this.released(key!);
+      if (bound !== undefined) this.forced.wakeAll(key!, BigInt(bound));
     });
     try {
       await withTimeout(client.connect(), this.connectTimeoutMs, 'connect');
@@ -112,6 +131,7 @@ export class ReleaseListener {
     const client = this.client;
     this.client = null;
     this.waits.wakeEveryone();
+    this.forced.wakeEveryone('closed');
     if (!client) return;
     const cut = (): void => cutConnection(client);
     signal.addEventListener('abort', cut, { once: true });

@@ -26,3 +26,25 @@ export function lockInfo(row: LockRow): LockInfo {
 export function byKey(a: LockInfo, b: LockInfo): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
+
+/** The one row a grant statement (lock or slot) answers with. */
+export interface GrantRow {
+  granted: boolean;
+  token: string | null;
+  acquired_at: Date | null;
+  expires_at: Date | null;
+  remaining_ms: number | null;
+  /** How the key is in use when busy: 0 as a plain lock, N as a semaphore of limit N, null unknown. */
+  in_use_limit: number | null;
+}
+
+export type GrantAnswer =
+  | { granted: true; token: bigint; acquiredAt: Date; expiresAt: Date }
+  /** remainingMs: the holder's lease left by the server's clock; null when the holder is unknown (a race). */
+  | { granted: false; remainingMs: number | null; inUseLimit: number | null };
+
+export function grantAnswer(row: GrantRow | undefined): GrantAnswer {
+  if (!row) return { granted: false, remainingMs: null, inUseLimit: null };
+  if (!row.granted) return { granted: false, remainingMs: row.remaining_ms, inUseLimit: row.in_use_limit };
+  return { granted: true, token: BigInt(row.token!), acquiredAt: row.acquired_at!, expiresAt: row.expires_at! };
+}

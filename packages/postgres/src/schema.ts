@@ -4,6 +4,7 @@ import type { TableNames } from './table-names.js';
  * The two tables, as documented in docs/semantics-postgres.md. Keys sort and compare byte-wise
  * (COLLATE "C"), so that LIKE 'prefix%' uses the primary key index whatever the database's locale.
  * Fence rows are never deleted: they keep every key's token rising after its lock row is gone.
+ * A semaphore is one row too: its limit in slot_limit, its holders in the slots array (see slot-statements.ts).
  */
 export function createTablesSql(t: TableNames): string {
   return `CREATE TABLE IF NOT EXISTS ${t.locks} (
@@ -13,7 +14,9 @@ export function createTablesSql(t: TableNames): string {
   reason text,
   token bigint NOT NULL,
   acquired_at timestamptz NOT NULL,
-  expires_at timestamptz NOT NULL
+  expires_at timestamptz NOT NULL,
+  slot_limit integer,
+  slots jsonb
 );
 CREATE TABLE IF NOT EXISTS ${t.fences} (
   key text COLLATE "C" PRIMARY KEY,
