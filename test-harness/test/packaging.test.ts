@@ -15,6 +15,7 @@ const redis = await useBackend('redis');
 const consul = await useBackend('consul');
 const mongodb = await useBackend('mongodb');
 const postgres = await useBackend('postgres');
+const mysql = await useBackend('mysql');
 
 const LIBRARIES = [
   '@holdfast/core',
@@ -23,6 +24,7 @@ const LIBRARIES = [
   '@holdfast/consul',
   '@holdfast/mongodb',
   '@holdfast/postgres',
+  '@holdfast/mysql',
   '@holdfast/test-harness',
 ];
 /** Every export subpath of the libraries; the harness's suite entries import vitest, which refuses require(). */
@@ -35,6 +37,7 @@ const ENTRY_POINTS = [
   '@holdfast/consul',
   '@holdfast/mongodb',
   '@holdfast/postgres',
+  '@holdfast/mysql',
   '@holdfast/test-harness/servers',
   '@holdfast/test-harness/faults',
   '@holdfast/test-harness/helpers',
@@ -197,6 +200,7 @@ describe('fresh apps from the tarballs', () => {
     { name: 'consul', url: consul.url },
     { name: 'mongodb', url: mongodb.url },
     { name: 'postgres', url: postgres.url },
+    { name: 'mysql', url: mysql.url },
   ];
   for (const backend of backends) {
     test.skipIf(backend.url === null)(`the same app file runs on ${backend.name} as ESM, CommonJS and .cts`, async () => {

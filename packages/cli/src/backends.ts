@@ -19,10 +19,11 @@ const ADAPTERS: Record<string, AdapterModule> = {
   'mongodb+srv:': lazy(() => import('@holdfast/mongodb')),
   'postgres:': lazy(() => import('@holdfast/postgres')),
   'postgresql:': lazy(() => import('@holdfast/postgres')),
+  'mysql:': lazy(() => import('@holdfast/mysql')),
 };
 
 const MISSING_BACKEND =
-  'no backend: pass --backend URL or set HOLDFAST_URL (redis://host:6379, consul://host:8500, mongodb://host/db, postgres://user@host/db; memory: for this process only)';
+  'no backend: pass --backend URL or set HOLDFAST_URL (redis://host:6379, consul://host:8500, mongodb://host/db, postgres://user@host/db, mysql://user@host/db; memory: for this process only)';
 
 /** The backend URL of a command: --backend, else $HOLDFAST_URL, else `fallback`, else a usage error. */
 export function backendUrl(flag: string | undefined, fallback?: string): string {

@@ -41,6 +41,7 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
   'rediss:': '@holdfast/redis',
   'postgres:': '@holdfast/postgres',
   'postgresql:': '@holdfast/postgres',
+  'mysql:': '@holdfast/mysql',
 };
 
 /** One registry per process, shared by the ESM and CommonJS copies of core an app may load. */

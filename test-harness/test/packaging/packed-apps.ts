@@ -46,7 +46,16 @@ export interface AppSpec {
 export const ESM_APP = (root: string): AppSpec => ({
   dir: join(root, 'esm-app'),
   type: 'module',
-  packages: ['@holdfast/core', '@holdfast/memory', '@holdfast/redis', '@holdfast/consul', '@holdfast/mongodb', '@holdfast/postgres', '@holdfast/cli'],
+  packages: [
+    '@holdfast/core',
+    '@holdfast/memory',
+    '@holdfast/redis',
+    '@holdfast/consul',
+    '@holdfast/mongodb',
+    '@holdfast/postgres',
+    '@holdfast/mysql',
+    '@holdfast/cli',
+  ],
   tsconfigs: {
     'tsconfig.json': { compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out/nodenext' }, files: ['lock-app.ts'] },
   },
@@ -56,7 +65,16 @@ export const ESM_APP = (root: string): AppSpec => ({
 export const CJS_APP = (root: string): AppSpec => ({
   dir: join(root, 'cjs-app'),
   type: 'commonjs',
-  packages: ['@holdfast/core', '@holdfast/memory', '@holdfast/redis', '@holdfast/consul', '@holdfast/mongodb', '@holdfast/postgres', '@holdfast/test-harness'],
+  packages: [
+    '@holdfast/core',
+    '@holdfast/memory',
+    '@holdfast/redis',
+    '@holdfast/consul',
+    '@holdfast/mongodb',
+    '@holdfast/postgres',
+    '@holdfast/mysql',
+    '@holdfast/test-harness',
+  ],
   tsconfigs: {
     'tsconfig.json': {
       compilerOptions: { module: 'CommonJS', moduleResolution: 'Node10', esModuleInterop: true, outDir: 'out/node10' },

@@ -1,0 +1,34 @@
+import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
+import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { LockTable } from './lock-table.js';
+import { MysqlBackend } from './mysql-backend.js';
+import { adapterOptions, checkOptions, type MysqlProviderOptions } from './options.js';
+import { openPool } from './pool.js';
+import { SchemaGuard } from './schema-guard.js';
+import { settingsFrom } from './settings.js';
+import { SqlRunner } from './sql-runner.js';
+import { statements } from './statements.js';
+import { tableNames } from './table-names.js';
+
+export { MYSQL_CAPABILITIES } from './capabilities.js';
+export type { MysqlWake } from './mysql-backend.js';
+export type { MysqlProviderOptions } from './options.js';
+export { createTablesSql } from './schema.js';
+export { DEFAULT_TABLE, type TableNames, tableNames } from './table-names.js';
+export { parseMysqlUrl, type UrlSettings } from './url.js';
+
+/** A MySQL/MariaDB-backed LockProvider: leases in a table (see docs/semantics-mysql.md). */
+export function createMysqlProvider(options: MysqlProviderOptions): LockProvider {
+  checkOptions(options);
+  const settings = settingsFrom(options);
+  const names = tableNames(settings.table);
+  const { pool, sockets } = openPool(options.pool, { uri: settings.uri, connectTimeout: settings.connectTimeoutMs });
+  const runner = new SqlRunner(pool, sockets);
+  const table = new LockTable(runner, statements(names), names, new SchemaGuard(runner, names, settings.createTables));
+  return createProvider(new MysqlBackend(runner, table, settings.pollIntervalMs), providerOptions(options));
+}
+
+/** Entry point used by `createLockProvider('mysql://...')`; `options.adapter` takes table, createTables, pollIntervalMs, connectTimeoutMs. */
+export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
+  return createMysqlProvider({ ...adapterOptions(options.adapter), url, ...providerOptions(options) });
+}
