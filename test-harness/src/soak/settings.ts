@@ -43,13 +43,13 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
 };
 
 const USAGE =
-  'usage: npm run soak -- <redis|consul|mongodb|postgres|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
   const [backend, ...rest] = argv;
   if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
-  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres') throw new Error(USAGE);
+  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres' && backend !== 'mysql') throw new Error(USAGE);
   const defaults = BACKEND_DEFAULTS[backend];
   const flags = new Map<string, string>();
   for (let i = 0; i < rest.length; i += 2) {
