@@ -2,6 +2,7 @@ import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 import { InvalidArgumentError } from '@holdfast/core';
 import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { DEFAULT_PREFIX, KeyNames } from './key-names.js';
+import { NodeSet } from './node-set.js';
 import { adapterOptions, checkOptions, type RedisProviderOptions } from './options.js';
 import { RedisBackend } from './redis-backend.js';
 import { RedisNode } from './redis-node.js';
@@ -9,16 +10,15 @@ import { parseRedisUrl } from './url.js';
 
 export { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
 export { FOREIGN_OWNER } from './inspection.js';
+export { DEFAULT_PREFIX } from './key-names.js';
 export type { RedisProviderOptions } from './options.js';
-export { DEFAULT_PREFIX, KeyNames } from './key-names.js';
-export { RedisBackend } from './redis-backend.js';
-export { parseRedisUrl } from './url.js';
 
 /** A Redis-backed LockProvider: one server (strict fencing) or a Redlock quorum (fencing 'none'). */
 export function createRedisProvider(options: RedisProviderOptions): LockProvider {
   checkOptions(options);
   const parsed = options.url === undefined ? undefined : parseRedisUrl(options.url);
-  if (options.url !== undefined && options.nodes !== undefined) throw new InvalidArgumentError('options', 'give a Redis url or nodes, not both');
+  if (options.url !== undefined && options.nodes !== undefined)
+    throw new InvalidArgumentError('options', 'give a Redis url or nodes, not both');
   const nodeOptions = options.nodes ?? parsed?.nodes;
   if (!nodeOptions || nodeOptions.length === 0) throw new InvalidArgumentError('options', 'give a Redis url or nodes');
   if (options.prefix !== undefined && parsed?.prefix !== undefined && options.prefix !== parsed.prefix) {
@@ -32,12 +32,11 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   };
   const nodes = nodeOptions.map((node) => new RedisNode(`redis ${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`, node, settings));
   const names = new KeyNames(options.prefix ?? parsed?.prefix ?? DEFAULT_PREFIX, db);
-  const backend = new RedisBackend(nodes, names, {
+  const nodeSet = new NodeSet(nodes, { driftFactor: options.driftFactor ?? 0.01, straggleMs: 250 });
+  const backend = new RedisBackend(nodeSet, names, {
     pollIntervalMs: options.pollIntervalMs ?? 2000,
-    driftFactor: options.driftFactor ?? 0.01,
     splitVoteRetries: 3,
     retryJitterMs: 50,
-    straggleMs: 250,
   });
   return createProvider(backend, providerOptions(options));
 }

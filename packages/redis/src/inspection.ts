@@ -35,10 +35,12 @@ export function inspectionOf(key: string, answers: (InspectReply | null)[], quor
   }
   const [, , , owner, reason, acquiredAtMs] = meta;
   // Quorum: the grant's (informational) token is the largest of the holding nodes' counters.
-  const token = holding.filter((reply) => reply[2] === value).reduce((max, reply) => {
-    const nodeToken = BigInt(reply[6] ?? 0);
-    return nodeToken > max ? nodeToken : max;
-  }, 0n);
+  const token = holding
+    .filter((reply) => reply[2] === value)
+    .reduce((max, reply) => {
+      const nodeToken = BigInt(reply[6] ?? 0);
+      return nodeToken > max ? nodeToken : max;
+    }, 0n);
   return {
     key,
     owner: owner ?? FOREIGN_OWNER,

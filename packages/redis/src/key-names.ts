@@ -1,39 +1,72 @@
 /** The default namespace: without one, a lock key could be an application's own data key. */
 export const DEFAULT_PREFIX = 'holdfast:';
 
+/** Marks the companion keys of a lock; no valid Holdfast key contains it (no empty "/" segment). */
+const COMPANION = '//';
+
+/** The Redis names of one lock. */
+export interface LockKeys {
+  /** `prefix + key`, value = the holder's lockId: the resource name the redlock package uses. */
+  readonly lock: string;
+  /** Hash with the never-reset fencing counter ("fence"). */
+  readonly fence: string;
+  /** Hash with the current holder's metadata; expires with the lock key. */
+  readonly holder: string;
+  /** Published by the release scripts. */
+  readonly channel: string;
+}
+
 /**
- * Redis names derived from a Holdfast key. The lock key itself is `prefix + key`, the resource
- * name the redlock package uses with the same prefix, so with `prefix: ''` both libraries exclude
- * each other. Companion names add "//", which no valid Holdfast key contains, so they can never
- * collide with another lock's key.
+ * Redis names derived from a Holdfast key. The lock key itself is `prefix + key`, so with
+ * `prefix: ''` Holdfast and redlock exclude each other. Companion names add "//", so they can
+ * never collide with another lock's key. Pub/sub channels are not per database, so the db is part
+ * of their names.
  */
 export class KeyNames {
+  private readonly releasedPrefix: string;
+  private readonly keyspacePrefix: string;
+
   constructor(
     readonly prefix: string,
-    private readonly db: number,
-  ) {}
-
-  lock(key: string): string {
-    return this.prefix + key;
+    db: number,
+  ) {
+    this.releasedPrefix = `holdfast:released@${db}:${prefix}`;
+    this.keyspacePrefix = `__keyspace@${db}__:${prefix}`;
   }
 
-  /** Hash with the never-reset fencing counter ("fence"). */
-  fence(key: string): string {
-    return `${this.prefix}${key}//holdfast`;
+  of(key: string): LockKeys {
+    const lock = this.prefix + key;
+    return { lock, fence: `${lock}${COMPANION}holdfast`, holder: `${lock}${COMPANION}holder`, channel: this.releasedPrefix + key };
   }
 
-  /** Hash with the current holder's metadata; expires with the lock key. */
-  holder(key: string): string {
-    return `${this.prefix}${key}//holder`;
+  /** SCAN pattern for every Redis key of the locks whose keys start with `keyPrefix`. */
+  scanPattern(keyPrefix: string): string {
+    return `${globEscape(this.prefix + keyPrefix)}*`;
   }
 
-  /** Published by the release scripts. Pub/sub channels are not per database, so the db is part of it. */
-  releaseChannel(key: string): string {
-    return `holdfast:released@${this.db}:${this.prefix}${key}`;
+  /** The Holdfast key of a scanned Redis key, or undefined for a companion key. */
+  keyOf(redisKey: string): string | undefined {
+    const key = redisKey.slice(this.prefix.length);
+    return key === '' || key.includes(COMPANION) ? undefined : key;
   }
 
-  /** Keyspace notifications, when the server has them enabled: wake-ups for redlock releases and expiries. */
-  keyspaceChannel(key: string): string {
-    return `__keyspace@${this.db}__:${this.prefix}${key}`;
+  /** Patterns of the release channels and, when the server sends them, keyspace notifications of every lock key. */
+  get wakeUpPatterns(): readonly [released: string, keyspace: string] {
+    return [`${globEscape(this.releasedPrefix)}*`, `${globEscape(this.keyspacePrefix)}*`];
   }
+
+  /** The lock a release message is about. */
+  releasedKey(channel: string): string | undefined {
+    return channel.startsWith(this.releasedPrefix) ? this.keyOf(this.prefix + channel.slice(this.releasedPrefix.length)) : undefined;
+  }
+
+  /** The lock a keyspace notification is about (undefined for companion keys and others). */
+  keyspaceKey(channel: string): string | undefined {
+    return channel.startsWith(this.keyspacePrefix) ? this.keyOf(this.prefix + channel.slice(this.keyspacePrefix.length)) : undefined;
+  }
+}
+
+/** Redis glob patterns treat these characters specially; a backslash makes them literal. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
 }

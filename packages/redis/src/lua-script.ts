@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /** A Lua script run by EVALSHA, loaded with EVAL when the server does not know it yet. */
 export class LuaScript {
@@ -16,5 +16,14 @@ export class LuaScript {
       if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
       return client.eval(this.source, keys.length, ...keys, ...args);
     }
+  }
+
+  /** Makes sure the server knows the script, before queueing it in a pipeline (which cannot fall back to EVAL). */
+  async load(client: Redis): Promise<void> {
+    await client.script('LOAD', this.source);
+  }
+
+  queue(pipeline: ChainableCommander, keys: readonly string[], args: readonly (string | number)[]): void {
+    pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
   }
 }

@@ -37,7 +37,16 @@ export interface RedisProviderOptions {
 /** What `createLockProvider(url, { adapter })` may set for Redis: the rest comes from the URL or core. */
 const ADAPTER_OPTIONS = ['prefix', 'pollIntervalMs', 'commandTimeoutMs', 'connectTimeoutMs', 'driftFactor'] as const;
 
-const PROVIDER_OPTIONS = ['url', 'nodes', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', ...ADAPTER_OPTIONS] as const;
+const PROVIDER_OPTIONS = [
+  'url',
+  'nodes',
+  'owner',
+  'callTimeoutMs',
+  'closeTimeoutMs',
+  'ttlBelowMinimum',
+  'logger',
+  ...ADAPTER_OPTIONS,
+] as const;
 
 /** Old names, refused by name so that a setting is never silently ignored. */
 const RENAMED: Readonly<Record<string, string>> = { safetyPollMs: 'pollIntervalMs' };
@@ -64,7 +73,10 @@ export function checkOptions(options: RedisProviderOptions): void {
   nonNegative('pollIntervalMs', options.pollIntervalMs, 1);
   nonNegative('commandTimeoutMs', options.commandTimeoutMs, 0);
   nonNegative('connectTimeoutMs', options.connectTimeoutMs, 1);
-  if (options.driftFactor !== undefined && !(typeof options.driftFactor === 'number' && options.driftFactor >= 0 && options.driftFactor < 0.5)) {
+  if (
+    options.driftFactor !== undefined &&
+    !(typeof options.driftFactor === 'number' && options.driftFactor >= 0 && options.driftFactor < 0.5)
+  ) {
     throw new InvalidArgumentError('driftFactor', `expected a number from 0 to below 0.5, got ${String(options.driftFactor)}`);
   }
   const dbs = new Set((options.nodes ?? []).map((node) => node.db ?? 0));

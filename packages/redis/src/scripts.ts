@@ -10,22 +10,27 @@ import { LuaScript } from './lua-script.js';
  * at the server's clock in microseconds: above any earlier counter, which grew by at most one per
  * attempt, and attempts take far longer than a microsecond.
  * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
- * Returns {1, token, acquiredAtMs} (server clock) when granted; {0} when busy, or {0, counter} with
- * bumpWhenBusy (quorum mode: a node that refused still moves its counter past the holder's token, so
- * the informational token of the next grant exceeds this holder's even if this node is not among
- * the next majority).
+ * Returns {1, token, acquiredAtMs} (server clock) when granted. When busy: {0, pttl} (the holder's
+ * remaining lease, -1 for a key without expiry: the waiter's wake-up hint, so waiting costs no PTTL
+ * of its own), or {0, pttl, counter} with bumpWhenBusy (quorum mode: a node that refused still moves
+ * its counter past the holder's token, so the informational token of the next grant exceeds this
+ * holder's even if this node is not among the next majority).
  */
 export const ACQUIRE = new LuaScript(`
 local function bump(hash)
-  if redis.call('hincrby', hash, 'fence', 1) == 1 then
+  local counter = redis.call('hincrby', hash, 'fence', 1)
+  if counter == 1 then
     local now = redis.call('time')
-    redis.call('hset', hash, 'fence', string.format('%.0f', now[1] * 1000000 + now[2]))
+    counter = now[1] * 1000000 + now[2]
+    redis.call('hset', hash, 'fence', string.format('%.0f', counter))
   end
-  return redis.call('hget', hash, 'fence')
+  -- As a string: Redis would format a large Lua number in exponent notation.
+  return string.format('%.0f', counter)
 end
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[6] == '1' then return {0, bump(KEYS[2])} end
-  return {0}
+  local pttl = redis.call('pttl', KEYS[1])
+  if ARGV[6] == '1' then return {0, pttl, bump(KEYS[2])} end
+  return {0, pttl}
 end
 local token = bump(KEYS[2])
 local now = redis.call('time')

@@ -34,7 +34,10 @@ export function parseRedisUrl(input: string | URL): ParsedRedisUrl {
     ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
     ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
   };
-  const others = (url.searchParams.get('quorum') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const others = (url.searchParams.get('quorum') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const nodes = [hostAndPort(url.host, url), ...others.map((entry) => hostAndPort(entry))].map((node) => ({ ...shared, ...node }));
   const seen = new Set<string>();
   for (const { host, port } of nodes) {

@@ -1,15 +1,11 @@
 import { BackendError, InvalidArgumentError } from '@holdfast/core';
 import type { RedisNode } from './redis-node.js';
+import type { Session } from './session.js';
 
-/** A node's answer counts for as long as the connection (session) it came on is still open. */
-export interface Vote {
-  readonly node: RedisNode;
-  readonly session: number;
-}
-
+/** A node's answer, and the session it came on (undefined: the node was never reached). */
 export interface Answer<T> {
   readonly value: T;
-  readonly vote: Vote;
+  readonly session: Session | undefined;
 }
 
 /** The answers of every node to one request: values from those that answered, errors from the rest. */
@@ -43,9 +39,12 @@ export class Votes<T> {
     return this.answers.filter(predicate).length;
   }
 
-  /** The nodes (and sessions) whose answer matches. */
-  votesFor(predicate: (answer: T) => boolean): Vote[] {
-    return this.voters.filter((voter) => predicate(voter.value)).map((voter) => voter.vote);
+  /**
+   * The sessions whose answer matches: a node's answer counts for as long as the connection it
+   * came on stays open.
+   */
+  votesFor(predicate: (answer: T) => boolean): Session[] {
+    return this.voters.filter((voter) => predicate(voter.value) && voter.session !== undefined).map((voter) => voter.session!);
   }
 
   /** So many nodes failed that the others cannot form a majority whatever they said. */
@@ -61,10 +60,11 @@ export class Votes<T> {
   failure(operation: string): BackendError | InvalidArgumentError {
     if (this.refusal) return this.refusal;
     const cause = this.errors[0];
-    const detail = this.nodes === 1
-      ? `${operation}: ${cause instanceof Error ? cause.message : String(cause)}`
-      : `${operation}: ${this.errors.length} of ${this.nodes} nodes failed, a majority of ${this.quorum} is needed` +
-        ` (first: ${cause instanceof Error ? cause.message : String(cause)})`;
+    const detail =
+      this.nodes === 1
+        ? `${operation}: ${cause instanceof Error ? cause.message : String(cause)}`
+        : `${operation}: ${this.errors.length} of ${this.nodes} nodes failed, a majority of ${this.quorum} is needed` +
+          ` (first: ${cause instanceof Error ? cause.message : String(cause)})`;
     return new BackendError('redis', detail, cause);
   }
 }
@@ -99,10 +99,10 @@ export function poll<T>(
     const settle = (result: PromiseSettledResult<Answer<T>>): void => {
       results.push(result);
       if (finished) return;
-      if (results.length === nodes.length) return finish();
-      if (grace === undefined && decision?.decided(new Votes(results, quorum, nodes.length))) {
-        if (!decision.graceMs) return finish();
-        grace = setTimeout(finish, decision.graceMs);
+      if (results.length === nodes.length) finish();
+      else if (grace === undefined && decision?.decided(new Votes(results, quorum, nodes.length))) {
+        if (decision.graceMs) grace = setTimeout(finish, decision.graceMs);
+        else finish();
       }
     };
     for (const node of nodes) {

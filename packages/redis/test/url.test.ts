@@ -1,6 +1,7 @@
 import { createLockProvider, ErrorCode } from '@holdfast/core';
 import { describe, expect, test } from 'vitest';
-import { createRedisProvider, parseRedisUrl } from '../src/index.js';
+import { createRedisProvider } from '../src/index.js';
+import { parseRedisUrl } from '../src/url.js';
 
 describe('redis URLs', () => {
   test('single node, with credentials, database and prefix', () => {
@@ -11,7 +12,11 @@ describe('redis URLs', () => {
   });
 
   test('defaults: port 6379, db 0, prefix left to the provider; ?prefix= (empty) is no prefix; rediss: turns TLS on', () => {
-    expect(parseRedisUrl(new URL('redis://localhost'))).toEqual({ nodes: [{ host: 'localhost', port: 6379, db: 0 }], db: 0, prefix: undefined });
+    expect(parseRedisUrl(new URL('redis://localhost'))).toEqual({
+      nodes: [{ host: 'localhost', port: 6379, db: 0 }],
+      db: 0,
+      prefix: undefined,
+    });
     expect(parseRedisUrl('redis://localhost?prefix=').prefix).toBe('');
     expect(parseRedisUrl(new URL('rediss://h:1')).nodes[0]!.tls).toEqual({});
   });
@@ -61,12 +66,22 @@ describe('redis URLs', () => {
     await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { pollIntervalMs: -1 } })).rejects.toEqual(invalid);
     await expect(createLockProvider('redis://127.0.0.1:1?prefix=a:', { adapter: { prefix: 'b:' } })).rejects.toEqual(invalid);
     expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', nodes: [{ port: 2 }] })).toThrow(invalid);
-    expect(() => createRedisProvider({ nodes: [{ port: 1, db: 1 }, { port: 2, db: 2 }] })).toThrow(invalid);
+    expect(() =>
+      createRedisProvider({
+        nodes: [
+          { port: 1, db: 1 },
+          { port: 2, db: 2 },
+        ],
+      }),
+    ).toThrow(invalid);
     expect(() => createRedisProvider({ nodes: [{ port: 1 }, { host: '127.0.0.1', port: 1 }, { port: 2 }] })).toThrow(invalid);
   });
 
   test('one vocabulary: old option names are refused by their new name, unknown options are refused, provider-level ones accepted', async () => {
-    const renamed = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/safetyPollMs was renamed pollIntervalMs/) });
+    const renamed = expect.objectContaining({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(/safetyPollMs was renamed pollIntervalMs/),
+    });
     const unknown = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/not a Redis option/) });
     expect(() => createRedisProvider({ url: 'redis://127.0.0.1:1', safetyPollMs: 100 } as never)).toThrow(renamed);
     await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { safetyPollMs: 100 } })).rejects.toEqual(renamed);
@@ -74,7 +89,15 @@ describe('redis URLs', () => {
     await expect(createLockProvider('redis://127.0.0.1:1', { adapter: { owner: 'x' } })).rejects.toEqual(unknown);
     const logger = { warn: () => undefined };
     const made = [
-      createRedisProvider({ url: 'redis://127.0.0.1:1', pollIntervalMs: 100, owner: 'me', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger }),
+      createRedisProvider({
+        url: 'redis://127.0.0.1:1',
+        pollIntervalMs: 100,
+        owner: 'me',
+        callTimeoutMs: 100,
+        closeTimeoutMs: 100,
+        ttlBelowMinimum: 'reject',
+        logger,
+      }),
       await createLockProvider('redis://127.0.0.1:1', { owner: 'me', ttlBelowMinimum: 'reject', logger, adapter: { pollIntervalMs: 100 } }),
     ];
     try {

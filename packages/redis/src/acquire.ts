@@ -1,0 +1,108 @@
+import { type GrantRequest, sleep } from '@holdfast/core/backend';
+import type { LockKeys } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import { RedisGrant, releaseLock } from './redis-grant.js';
+import { ACQUIRE } from './scripts.js';
+import type { Votes } from './votes.js';
+
+/** ACQUIRE's answer: [1, token, acquiredAtMs] when granted; [0, pttl] or [0, pttl, counter] when busy. */
+type AcquireReply = [code: 0 | 1, tokenOrPttl: string | number, acquiredAtOrCounter?: string];
+
+export interface SplitVoteSettings {
+  /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
+  readonly splitVoteRetries: number;
+  readonly retryJitterMs: number;
+}
+
+/** Busy: the longest a majority of nodes may still take to have the key free (Infinity: unknown). */
+export interface Refusal {
+  readonly freeInMs: number;
+}
+
+/** For work of our own (rolling back a partial grant): bounded by the command timeout only. */
+const UNBOUNDED = new AbortController().signal;
+
+/**
+ * One grant attempt: the ACQUIRE script on every node at once, granted when a majority says yes
+ * with lease left after the clock-drift allowance. Whatever a failed attempt may have set anywhere
+ * is undone before it answers; a split vote (contenders each hold a minority) is retried after a
+ * random pause so that one of them wins.
+ */
+export async function acquire(
+  nodes: NodeSet,
+  keys: LockKeys,
+  request: GrantRequest,
+  signal: AbortSignal,
+  settings: SplitVoteSettings,
+): Promise<RedisGrant | Refusal> {
+  const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
+  const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? '1' : '0'];
+  for (let attempt = 0; ; attempt++) {
+    const started = Date.now();
+    const votes = await nodes.ask(
+      signal,
+      'acquire',
+      (client) => ACQUIRE.run(client, [keys.lock, keys.fence, keys.holder], args) as Promise<AcquireReply>,
+      {
+        // The grace lets every healthy node answer, so the (informational) token is the same one inspect() reports.
+        decision: {
+          decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
+          graceMs: nodes.straggleMs(request.ttlMs),
+        },
+      },
+    );
+    const granted = votes.count(isGranted);
+    if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
+      const fields = {
+        lockId: request.lockId,
+        token: tokenOf(votes.answers),
+        acquiredAt: acquiredAtOf(votes.answers, nodes, started),
+        leaseEnd: started + request.ttlMs,
+        onLost: request.onLost,
+      };
+      return new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
+    }
+    if (votes.tooManyFailed) {
+      // A node that did not answer may still have applied the grant: undo it without making the caller wait.
+      void releaseLock(nodes, keys, request.lockId, UNBOUNDED).catch(() => undefined);
+      throw votes.failure('acquire');
+    }
+    // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
+    if (granted > 0 || votes.errors.length > 0 || votes.pending > 0)
+      await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
+    if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
+      return { freeInMs: freeInMs(votes, nodes.quorum) };
+    await sleep(Math.random() * settings.retryJitterMs, signal);
+  }
+}
+
+function isGranted(reply: AcquireReply): boolean {
+  return reply[0] === 1;
+}
+
+/**
+ * Single node: the key's counter. Quorum (informational only, capabilities.fencing = 'none'): the
+ * largest counter of every node that answered, busy ones included.
+ */
+function tokenOf(answers: readonly AcquireReply[]): bigint {
+  let token = 0n;
+  for (const reply of answers) {
+    const counter = isGranted(reply) ? reply[1] : reply[2];
+    if (counter !== undefined && BigInt(counter) > token) token = BigInt(counter);
+  }
+  return token;
+}
+
+/** The server's clock with one node; with a quorum (clocks differ) the local time the request was sent. */
+function acquiredAtOf(answers: readonly AcquireReply[], nodes: NodeSet, started: number): Date {
+  return nodes.isQuorum ? new Date(started) : new Date(Number(answers[0]![2]));
+}
+
+/** The quorum-th shortest time until a node has the key free: a majority is free by then. */
+function freeInMs(votes: Votes<AcquireReply>, quorum: number): number {
+  // Nodes that granted (the grant was undone) are free now; -1 is a key without expiry (not ours).
+  const remaining = votes.answers.map(([code, pttl]) => (code === 1 ? 0 : pttl === -1 ? Infinity : Math.max(0, Number(pttl))));
+  for (let i = remaining.length; i < votes.nodes; i++) remaining.push(Infinity);
+  remaining.sort((a, b) => a - b);
+  return remaining[quorum - 1]!;
+}

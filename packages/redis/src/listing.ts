@@ -1,0 +1,74 @@
+import type { LockInfo } from '@holdfast/core';
+import type { Redis } from 'ioredis';
+import { type InspectReply, inspectionOf } from './inspection.js';
+import type { KeyNames } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import { INSPECT } from './scripts.js';
+
+/** Keys per SCAN step and per pipelined batch of INSPECT scripts. */
+const BATCH = 1000;
+
+/**
+ * Every held lock whose key starts with `prefix`: each node's lock keys under the namespace are
+ * found with SCAN, then read with the INSPECT script, and a lock is listed when a majority of
+ * nodes holds the same value, as inspect() decides. Without a namespace (prefix '', redlock
+ * interop) any string key could be a foreign lock or the application's own data, so only locks
+ * Holdfast's holder record vouches for are listed.
+ */
+export async function listLocks(nodes: NodeSet, names: KeyNames, prefix: string, signal: AbortSignal): Promise<LockInfo[]> {
+  const scans = await nodes.ask(signal, 'list', (client) => scan(client, names.scanPattern(prefix), signal));
+  if (scans.tooManyFailed) throw scans.failure('list');
+  const candidates = new Set<string>();
+  for (const found of scans.answers) {
+    for (const redisKey of found) {
+      const key = names.keyOf(redisKey);
+      if (key?.startsWith(prefix)) candidates.add(key);
+    }
+  }
+  const keys = [...candidates].sort();
+  if (keys.length === 0) return [];
+  const reads = await nodes.ask(signal, 'list', (client) => inspectAll(client, names, keys));
+  if (reads.tooManyFailed) throw reads.failure('list');
+  const listed: LockInfo[] = [];
+  keys.forEach((key, i) => {
+    const info = inspectionOf(
+      key,
+      reads.answers.map((replies) => replies[i] ?? null),
+      nodes.quorum,
+      nodes.size,
+    );
+    if (info && (names.prefix !== '' || info.details?.['holdfast'] === true)) listed.push(info);
+  });
+  return listed;
+}
+
+async function scan(client: Redis, pattern: string, signal: AbortSignal): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    if (signal.aborted) throw signal.reason;
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', BATCH);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
+}
+
+/** INSPECT of every key, pipelined in batches; a key that is not a string (not a lock) reads as null. */
+async function inspectAll(client: Redis, names: KeyNames, keys: readonly string[]): Promise<(InspectReply | null)[]> {
+  await INSPECT.load(client);
+  const replies: (InspectReply | null)[] = [];
+  for (let start = 0; start < keys.length; start += BATCH) {
+    const pipeline = client.pipeline();
+    for (const key of keys.slice(start, start + BATCH)) {
+      const { lock, holder } = names.of(key);
+      INSPECT.queue(pipeline, [lock, holder], []);
+    }
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error, reply] of results) {
+      if (error && !String(error.message).startsWith('WRONGTYPE')) throw error;
+      replies.push(error ? null : (reply as InspectReply | null));
+    }
+  }
+  return replies;
+}

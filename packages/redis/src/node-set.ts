@@ -1,0 +1,94 @@
+import type { Redis } from 'ioredis';
+import type { RedisNode } from './redis-node.js';
+import { untilAborted } from './until-aborted.js';
+import { type Decision, poll, type Votes } from './votes.js';
+
+export interface QuorumSettings {
+  /** Quorum mode: clock drift allowance per ms of TTL (redlock: 0.01, plus 2 ms). */
+  readonly driftFactor: number;
+  /**
+   * Quorum mode: once a majority has settled a grant or a renewal, how long the others may still
+   * answer (their votes count), at most a twentieth of the TTL. A node that takes longer is treated
+   * as failed for this call.
+   */
+  readonly straggleMs: number;
+}
+
+export interface AskOptions<T> {
+  /** The answer of a node never connected to: no command of ours can have reached it. */
+  readonly ifNeverConnected?: T;
+  readonly decision?: Decision<T>;
+}
+
+/**
+ * The servers locks live on: one (the majority is that node, no clock-drift allowance) or several
+ * independent ones (Redlock: an operation counts when a majority agrees).
+ */
+export class NodeSet {
+  readonly quorum: number;
+
+  constructor(
+    readonly nodes: readonly RedisNode[],
+    private readonly settings: QuorumSettings,
+  ) {
+    this.quorum = Math.floor(nodes.length / 2) + 1;
+  }
+
+  get isQuorum(): boolean {
+    return this.nodes.length > 1;
+  }
+
+  get size(): number {
+    return this.nodes.length;
+  }
+
+  /**
+   * Runs `command` on every node at once, each on its current session; a node that is not
+   * connected answers with an error. Settles when every node answered, once `decision` says the
+   * answers so far settle the outcome, or as soon as `signal` aborts (a BackendError).
+   */
+  async ask<T>(
+    signal: AbortSignal,
+    operation: string,
+    command: (client: Redis) => Promise<T>,
+    options: AskOptions<T> = {},
+  ): Promise<Votes<T>> {
+    const { ifNeverConnected, decision } = options;
+    const asked = poll<T>(
+      this.nodes,
+      this.quorum,
+      async (node) => {
+        if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, session: undefined };
+        const session = await node.ready(signal);
+        try {
+          return { value: await command(session.client), session };
+        } catch (error) {
+          node.commandFailed(session, error);
+          throw error;
+        }
+      },
+      decision,
+    );
+    const votes = await untilAborted(asked, signal, operation);
+    // A node that refuses the configuration (its db) is a configuration error, whatever the others said.
+    if (votes.refusal) throw votes.refusal;
+    return votes;
+  }
+
+  /** The wait for slow nodes after a majority decided comes out of the lease: at most a twentieth of it. */
+  straggleMs(ttlMs: number): number {
+    return Math.min(this.settings.straggleMs, ttlMs / 20);
+  }
+
+  /** Redlock: what is left of the lease once the elapsed time and the clock drift are deducted. */
+  validity(ttlMs: number, started: number): number {
+    if (!this.isQuorum) return ttlMs;
+    const drift = Math.round(this.settings.driftFactor * ttlMs) + 2;
+    return ttlMs - (Date.now() - started) - drift;
+  }
+
+  /** Quits politely; when `signal` aborts (close ran out of time) the sockets are closed at once. */
+  async close(signal: AbortSignal): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.close(signal)));
+  }
+}

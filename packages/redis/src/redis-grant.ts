@@ -1,0 +1,180 @@
+import { BackendError } from '@holdfast/core';
+import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
+import type { LockKeys } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import { EXTEND, RELEASE, REPAIR } from './scripts.js';
+import type { Session, Voter } from './session.js';
+
+/** For work of our own (repairing): bounded by the command timeout only. */
+const UNBOUNDED = new AbortController().signal;
+
+/**
+ * Frees the lock if `lockId` holds it, on every node at once; a majority's answers are enough to
+ * report the outcome, and a server we never reached cannot hold it. True if any node freed it.
+ */
+export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<boolean> {
+  const votes = await nodes.ask(
+    signal,
+    'release',
+    (client) => RELEASE.run(client, [keys.lock, keys.holder], [lockId, keys.channel]) as Promise<number>,
+    {
+      ifNeverConnected: 0,
+      decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
+    },
+  );
+  if (votes.count((answer) => answer === 1) > 0) return true;
+  if (votes.tooManyFailed) throw votes.failure('release');
+  return false;
+}
+
+export interface GrantFields {
+  readonly lockId: string;
+  readonly token: bigint;
+  readonly acquiredAt: Date;
+  /** Local end of the lease, on which `expiresAt` and the vote bookkeeping are based. */
+  readonly leaseEnd: number;
+  readonly onLost: (detail: string) => void;
+}
+
+/**
+ * A lock held on Redis: the lock key's value is `lockId`, and every operation is owner-checked by
+ * it. In quorum mode the grant keeps the sessions that voted for it: a vote stands while the
+ * connection it was cast on stays open (a restart without persistence forgets the key, and the
+ * client cannot tell it from a blip), and the holder is told at once when fewer than a majority stand.
+ */
+export class RedisGrant implements BackendGrant, Voter {
+  readonly token: bigint;
+  readonly acquiredAt: Date;
+  leaseEnd: number;
+  private readonly lockId: string;
+  private readonly onLost: (detail: string) => void;
+  private votes: Session[] = [];
+  private gone = false;
+
+  constructor(
+    private readonly nodes: NodeSet,
+    private readonly keys: LockKeys,
+    fields: GrantFields,
+    votes: Session[],
+  ) {
+    this.lockId = fields.lockId;
+    this.token = fields.token;
+    this.acquiredAt = fields.acquiredAt;
+    this.leaseEnd = fields.leaseEnd;
+    this.onLost = fields.onLost;
+    this.counted(votes, [], 'a connection dropped while the lock was being granted');
+  }
+
+  get expiresAt(): Date {
+    return new Date(this.leaseEnd);
+  }
+
+  async extend(ttlMs: number, { signal }: CallContext): Promise<Extension> {
+    const { nodes } = this;
+    const started = Date.now();
+    const votes = await nodes.ask(
+      signal,
+      'extend',
+      (client) => EXTEND.run(client, [this.keys.lock, this.keys.holder], [this.lockId, ttlMs]) as Promise<number>,
+      {
+        decision: {
+          decided: (partial) =>
+            partial.count((answer) => answer === 1) >= nodes.quorum || partial.count((answer) => answer !== 1) > nodes.size - nodes.quorum,
+          graceMs: nodes.straggleMs(ttlMs),
+        },
+      },
+    );
+    const extended = votes.count((answer) => answer === 1);
+    if (extended >= nodes.quorum) {
+      if (nodes.validity(ttlMs, started) <= 0) throw new BackendError('redis', 'extend: the quorum answered too late for the lease');
+      this.leaseEnd = started + ttlMs;
+      const denied = votes.votesFor((answer) => answer !== 1).map((session) => session.server);
+      this.counted(
+        votes.votesFor((answer) => answer === 1),
+        denied,
+        'a connection dropped while the lock was being renewed',
+      );
+      // In the background: a hung node must not hold up the renewal.
+      if (nodes.isQuorum && extended < nodes.size) void this.repair(ttlMs);
+      return stillHeld(new Date(this.leaseEnd));
+    }
+    // Lost only when enough nodes positively deny it; otherwise we cannot tell, and core retries.
+    if (votes.count((answer) => answer !== 1) > nodes.size - nodes.quorum) {
+      this.forget();
+      return NOT_HELD;
+    }
+    throw votes.failure('extend');
+  }
+
+  release({ signal }: CallContext): Promise<boolean> {
+    this.forget();
+    return releaseLock(this.nodes, this.keys, this.lockId, signal);
+  }
+
+  async isHeld({ signal }: CallContext): Promise<boolean> {
+    const { nodes, lockId } = this;
+    const votes = await nodes.ask(signal, 'isHeld', (client) => client.get(this.keys.lock), {
+      decision: {
+        decided: (partial) =>
+          partial.count((value) => value === lockId) >= nodes.quorum ||
+          partial.count((value) => value !== lockId) > nodes.size - nodes.quorum,
+      },
+    });
+    const held = votes.count((value) => value === lockId);
+    if (held >= nodes.quorum) return true;
+    if (votes.answers.length - held > nodes.size - nodes.quorum) {
+      this.forget();
+      return false;
+    }
+    throw votes.failure('isHeld');
+  }
+
+  sessionEnded(session: Session, detail: string): void {
+    this.votes = this.votes.filter((vote) => vote !== session);
+    this.stillStanding(detail);
+  }
+
+  /**
+   * Confirmed votes replace those of the same servers, denied servers lose theirs, the rest keep
+   * them; fewer than a majority left standing is a loss.
+   */
+  private counted(confirmed: Session[], denied: readonly string[], detail: string): void {
+    if (this.gone) return;
+    const replaced = new Set([...confirmed.map((session) => session.server), ...denied]);
+    for (const vote of this.votes) if (replaced.has(vote.server)) vote.withdraw(this);
+    this.votes = [...this.votes.filter((vote) => !replaced.has(vote.server)), ...confirmed];
+    for (const vote of confirmed) if (!this.gone) vote.enlist(this);
+    this.stillStanding(detail);
+  }
+
+  private stillStanding(detail: string): void {
+    if (this.gone) return;
+    this.votes = this.votes.filter((vote) => !vote.ended);
+    if (this.votes.length >= this.nodes.quorum) return;
+    this.forget();
+    this.onLost(detail);
+  }
+
+  /** No longer ours to watch: released, lost or denied. */
+  private forget(): void {
+    this.gone = true;
+    for (const vote of this.votes) vote.withdraw(this);
+    this.votes = [];
+  }
+
+  /**
+   * Puts the key back on nodes that forgot it (a restart without persistence) while we hold a
+   * majority; those nodes vote for the grant again. Best effort, bounded by the command timeout.
+   */
+  private async repair(ttlMs: number): Promise<void> {
+    const votes = await this.nodes
+      .ask(UNBOUNDED, 'repair', (client) => REPAIR.run(client, [this.keys.lock], [this.lockId, ttlMs]) as Promise<number>)
+      .catch(() => undefined);
+    if (votes)
+      this.counted(
+        votes.votesFor((answer) => answer === 1),
+        [],
+        'a connection dropped while the lock was being repaired',
+      );
+  }
+}

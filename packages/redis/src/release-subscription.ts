@@ -1,0 +1,61 @@
+import type { KeyNames } from './key-names.js';
+import type { RedisNode } from './redis-node.js';
+import type { WakeUps } from './wake-ups.js';
+
+/** Keyspace events after which a lock key is gone (redlock's release is a DEL). */
+const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
+
+/**
+ * The provider's one pub/sub subscription per node, for its whole life from the first wait: two
+ * patterns cover every lock of the namespace (the release channels, and keyspace notifications
+ * when the server has them on: redlock releases and expiries), so waiting never subscribes or
+ * unsubscribes per key. Each message becomes one release for the wake-ups. Patterns also hear
+ * older versions' per-key release channels, which they publish to and subscribe to alike.
+ */
+export class ReleaseSubscription {
+  private started = false;
+
+  constructor(
+    private readonly nodes: readonly RedisNode[],
+    private readonly names: KeyNames,
+    private readonly wakeUps: WakeUps,
+  ) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const node of this.nodes) this.listenTo(node);
+  }
+
+  private listenTo(node: RedisNode): void {
+    const { names, wakeUps } = this;
+    let listening = false;
+    /** A lock key whose DEL was just notified: our release script publishes right after it. */
+    let justDeleted: string | undefined;
+    node.listen(names.wakeUpPatterns, {
+      listening: () => {
+        listening = true;
+        wakeUps.listening();
+      },
+      dropped: () => {
+        if (!listening) return;
+        listening = false;
+        justDeleted = undefined;
+        wakeUps.dropped();
+      },
+      message: (channel, message) => {
+        const released = names.releasedKey(channel);
+        if (released !== undefined) {
+          const sameRelease = released === justDeleted;
+          justDeleted = undefined;
+          if (!sameRelease) wakeUps.released(released);
+          return;
+        }
+        const key = names.keyspaceKey(channel);
+        if (key === undefined || !FREEING_EVENTS.has(message)) return;
+        justDeleted = message === 'del' ? key : undefined;
+        wakeUps.released(key);
+      },
+    });
+  }
+}

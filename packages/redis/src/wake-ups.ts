@@ -1,0 +1,143 @@
+import { WaitList, type WaitOptions } from '@holdfast/core/backend';
+
+/** What a busy answer tells the wait that follows it. */
+export interface WakeHint {
+  /** The wake-ups' message count when the attempt was sent: a release seen after it was missed by no one. */
+  readonly since: number;
+  /** The longest a majority of nodes may still take to have the key free, in ms (Infinity: unknown). */
+  readonly freeInMs: number;
+}
+
+/** Margin after a holder's lease before re-checking, so the key has certainly expired on the server. */
+const EXPIRY_MARGIN_MS = 5;
+/** Release messages remembered for attempts in flight; older ones count as possibly missed. */
+const REMEMBERED_RELEASES = 1024;
+
+/**
+ * The key's waiters were handed one release: 'woken' until the woken waiter tries again, 'trying'
+ * while that attempt is in flight. Further releases meanwhile wake nobody else: the attempt sees them.
+ */
+type Baton = 'woken' | 'trying';
+
+/**
+ * One provider's waiters, per key, woken one at a time. A release frees the key for one
+ * contender, so it wakes the longest-waiting local waiter only, and wakes the next only when that
+ * one gave up without trying; one that tried and lost waits again, and the winner's release wakes
+ * the next. What can go missing is covered: a release seen while an attempt was in flight is
+ * remembered for the wait that follows it; a (re)started subscription wakes one waiter per key; and
+ * a per-key timer (not per waiter) wakes one waiter when the holder's lease runs out (expiries
+ * publish nothing) or after `pollIntervalMs`, whichever comes first.
+ */
+export class WakeUps {
+  private readonly waiters = new WaitList<string>();
+  private readonly batons = new Map<string, Baton>();
+  private readonly polls = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
+  /** Key -> message count of its last release that woke nobody. */
+  private readonly unclaimed = new Map<string, number>();
+  private forgottenUpTo = 0;
+  private messages = 0;
+  private listeningSince = 0;
+  private closed = false;
+
+  constructor(private readonly pollIntervalMs: number) {}
+
+  /** Called as an attempt on `key` is sent; its answer's hint carries the returned count. */
+  attemptStarted(key: string): number {
+    if (this.batons.get(key) === 'woken') this.batons.set(key, 'trying');
+    return this.messages;
+  }
+
+  attemptEnded(key: string): void {
+    if (this.batons.get(key) === 'trying') this.batons.delete(key);
+  }
+
+  /** Resolves when this waiter is woken, the key's timer or `options.timeoutMs` runs out, or the signal aborts. */
+  async wait(key: string, hint: WakeHint, options: WaitOptions): Promise<void> {
+    if (this.closed || this.missed(key, hint.since)) return;
+    this.schedulePoll(key, hint.freeInMs);
+    await this.waiters.wait(key, options);
+    if (!this.waiters.has(key)) this.stopPoll(key);
+  }
+
+  /** A lock was released (or deleted, or expired) on a server. */
+  released(key: string): void {
+    this.messages++;
+    const baton = this.batons.get(key);
+    // A woken waiter that has not tried yet will see this release; one trying may not have.
+    if (baton === 'woken') return;
+    if (baton === undefined && this.wakeOne(key)) return;
+    this.remember(key);
+  }
+
+  /** A subscription became active: releases before it may have been missed. */
+  listening(): void {
+    this.listeningSince = ++this.messages;
+    this.wakeOnePerKey();
+  }
+
+  /** A subscription dropped: the server may have restarted and forgotten the keys waited on. */
+  dropped(): void {
+    this.wakeOnePerKey();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const key of [...this.polls.keys()]) this.stopPoll(key);
+    this.waiters.wakeEveryone();
+  }
+
+  /** Whether a release since the attempt was sent may have gone unseen by everyone; consumes it. */
+  private missed(key: string, since: number): boolean {
+    if (since < this.listeningSince) return true;
+    const seen = this.unclaimed.get(key);
+    if (seen === undefined) return since < this.forgottenUpTo;
+    if (seen <= since) return false;
+    this.unclaimed.delete(key);
+    return true;
+  }
+
+  private wakeOne(key: string): boolean {
+    if (!this.waiters.wakeFirst(key, () => undefined)) return false;
+    this.batons.set(key, 'woken');
+    // Core tries again within the same turn of the event loop unless the waiter gave up (its
+    // deadline or abort came with the wake): then the release passes to the next waiter.
+    setImmediate(() => {
+      if (this.batons.get(key) !== 'woken') return;
+      this.batons.delete(key);
+      if (!this.closed) this.wakeOne(key);
+    });
+    return true;
+  }
+
+  private wakeOnePerKey(): void {
+    for (const key of [...this.waiters.keys()]) if (!this.batons.has(key)) this.wakeOne(key);
+  }
+
+  private remember(key: string): void {
+    this.unclaimed.delete(key);
+    this.unclaimed.set(key, this.messages);
+    if (this.unclaimed.size <= REMEMBERED_RELEASES) return;
+    const [oldest, count] = this.unclaimed.entries().next().value!;
+    this.unclaimed.delete(oldest);
+    this.forgottenUpTo = count;
+  }
+
+  private schedulePoll(key: string, freeInMs: number): void {
+    const at = Date.now() + Math.min(this.pollIntervalMs, freeInMs + EXPIRY_MARGIN_MS);
+    const current = this.polls.get(key);
+    if (current && current.at <= at) return;
+    if (current) clearTimeout(current.timer);
+    this.polls.set(key, { at, timer: setTimeout(() => this.pollDue(key), at - Date.now()) });
+  }
+
+  private pollDue(key: string): void {
+    this.polls.delete(key);
+    if (!this.batons.has(key)) this.wakeOne(key);
+    if (this.waiters.has(key)) this.schedulePoll(key, Infinity);
+  }
+
+  private stopPoll(key: string): void {
+    clearTimeout(this.polls.get(key)?.timer);
+    this.polls.delete(key);
+  }
+}
