@@ -1,4 +1,4 @@
-import { sleep, type WaitList } from '@holdfast/core/backend';
+import { linkedController, sleep, type WaitList } from '@holdfast/core/backend';
 import { BLOCKING_WAIT_MS } from './constants.js';
 import { ConsulHttpError } from './consul-http.js';
 import type { KvEntry, KvSnapshot } from './kv.js';
@@ -19,6 +19,9 @@ export interface WatchPolicy {
 /** A blocking query for the watched keys, answering once Consul's index passes `index` (0n: at once), or after `waitMs`. */
 export type WatchRead = (index: bigint, waitMs: number, signal: AbortSignal) => Promise<KvSnapshot>;
 
+/** After waking a waiter for a free key: if the key has not changed by then, the next waiter is woken. */
+const HAND_OFF_RECHECK_MS = 1000;
+
 interface WatchedKey {
   /** Monitored grants -> reads started before monitoring began: later reads know the grant. */
   readonly grants: Map<Monitored, number>;
@@ -29,7 +32,7 @@ interface WatchedKey {
 /**
  * One blocking-query loop over some keys of one provider: it tells the provider's grants of those keys
  * when they are gone and wakes the provider's waiters when a key is free. `read` decides what one
- * query covers. Runs while some key has a grant or a waiter.
+ * query covers (one key, or the whole prefix). Runs while some key has a grant or a waiter.
  */
 export class Watch {
   private readonly keys = new Map<string, WatchedKey>();
@@ -37,15 +40,20 @@ export class Watch {
   /** The highest index any read had: a lower one means the server's state was reset. */
   private highestIndex = 0n;
   private running: AbortController | undefined;
+  private resting: AbortController | undefined;
+  private handingOff = false;
   private closed = false;
 
   constructor(
     private readonly read: WatchRead,
     private readonly waiters: WaitList<string>,
     private readonly policy: WatchPolicy,
+    /** Pause after each read while nobody waits on the watched keys: for a prefix, whose re-read is not free. */
+    private readonly restMs: number,
+    /** Where the first query blocks from: the index the caller last saw the key at (0n: read at once). */
+    private index: bigint,
+    private readonly onIdle: () => void,
   ) {}
-
-  private index = 0n;
 
   has(consulKey: string): boolean {
     return this.keys.has(consulKey);
@@ -65,6 +73,7 @@ export class Watch {
   addWaiter(consulKey: string, since: bigint): boolean {
     const { freeAt } = this.watched(consulKey);
     this.start();
+    this.resting?.abort();
     return freeAt !== undefined && freeAt >= since;
   }
 
@@ -97,6 +106,7 @@ export class Watch {
       if (this.running === controller) this.running = undefined;
       // Interest that arrived while the loop was winding down needs a new loop.
       if (this.keys.size > 0) this.start();
+      else this.onIdle();
     });
   }
 
@@ -105,7 +115,7 @@ export class Watch {
     while (!signal.aborted && this.keys.size > 0) {
       try {
         const readNumber = ++this.readsStarted;
-        const snapshot = await this.read(this.index, BLOCKING_WAIT_MS, signal);
+        const snapshot = await this.read(this.index, this.handingOff ? HAND_OFF_RECHECK_MS : BLOCKING_WAIT_MS, signal);
         const reset =
           snapshot.index < this.highestIndex
             ? `Consul's index went back from ${this.highestIndex} to ${snapshot.index}: its state was reset (restart without data?)`
@@ -115,6 +125,7 @@ export class Watch {
         this.index = snapshot.index < this.index ? 0n : snapshot.index;
         retriesLeft = this.policy.retries;
         this.apply(snapshot.entries, snapshot.index, readNumber, reset);
+        if (this.restMs > 0 && !this.anyWaiter()) await this.rest(signal);
       } catch (error) {
         if (signal.aborted) return;
         const retryable = !(error instanceof ConsulHttpError) || error.retryable;
@@ -134,12 +145,15 @@ export class Watch {
 
   private apply(entries: KvEntry[], index: bigint, readNumber: number, reset: string | undefined): void {
     const byKey = new Map(entries.map((entry) => [entry.Key, entry]));
+    let handingOff = false;
     for (const [consulKey, watched] of [...this.keys]) {
       const entry = byKey.get(consulKey);
       this.judge(watched, entry, index, readNumber, reset);
       watched.freeAt = entry?.Session ? undefined : index;
-      if (watched.freeAt !== undefined) this.waiters.wakeAll(consulKey, undefined);
+      // One waiter per free key: the provider's waiters take turns instead of all racing for it.
+      if (watched.freeAt !== undefined && this.waiters.wakeFirst(consulKey, () => undefined)) handingOff ||= this.waiters.has(consulKey);
     }
+    this.handingOff = handingOff;
   }
 
   /**
@@ -176,5 +190,19 @@ export class Watch {
         fn(grant);
       }
     }
+  }
+
+  private anyWaiter(): boolean {
+    for (const consulKey of this.waiters.keys()) if (this.keys.has(consulKey)) return true;
+    return false;
+  }
+
+  /** A waiter that arrives meanwhile cuts the pause short. */
+  private async rest(signal: AbortSignal): Promise<void> {
+    const { controller, dispose } = linkedController(signal);
+    this.resting = controller;
+    await sleep(this.restMs, controller.signal).catch(() => undefined);
+    this.resting = undefined;
+    dispose();
   }
 }

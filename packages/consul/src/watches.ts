@@ -4,43 +4,80 @@ import { readEntries } from './kv.js';
 import { type Monitored, Watch, type WatchPolicy } from './watch.js';
 
 /**
- * ONE consistent blocking query over the provider's whole key prefix (`?recurse`) serves every lock
- * the provider holds (monitor) and every acquire it has waiting (wake-up). Per-key blocking queries
- * would hold one HTTP connection per lock and per waiter, and Consul caps concurrent HTTP
- * connections per client address (limits.http_max_conns_per_client, default 200): 10k held locks
- * would not even fit. The price: each change under the prefix re-reads the prefix (every entry
- * under it), so a busy prefix with many keys makes every wake-up heavier.
+ * Keys of one provider watched by a blocking query of their own (one per key, shared by the key's
+ * grant and all of the provider's waiters on it). Each holds a connection for up to 15 s, and Consul
+ * refuses more than 200 connections per client address (limits.http_max_conns_per_client) to all
+ * the processes of a host together: a provider keeps a quarter of its 64 sockets for them.
+ */
+const MAX_KEY_WATCHES = 16;
+/**
+ * Keys beyond that share one query over the whole prefix. Any change under the prefix answers it with
+ * every entry there, so while nobody waits on its keys (it only watches held locks) it reads at most
+ * this often: a holder of 10,000 locks stays idle while other providers work in the same prefix.
+ */
+const PREFIX_REST_MS = 5000;
+
+/**
+ * What the provider watches, and with which query: the Go client watches each lock and each wait with
+ * a query of its own; the same here for the first keys, one shared prefix query beyond (see above).
  */
 export class Watches {
   private readonly waiters = new WaitList<string>();
+  /** Per-key watches, including idle ones whose last query has not answered yet. */
+  private readonly byKey = new Map<string, Watch>();
   private readonly prefixWatch: Watch;
 
-  constructor(http: ConsulHttp, prefix: string, policy: WatchPolicy) {
+  constructor(
+    private readonly http: ConsulHttp,
+    prefix: string,
+    private readonly policy: WatchPolicy,
+  ) {
     const readPrefix = (index: bigint, waitMs: number, signal: AbortSignal) =>
       readEntries(http, `${prefix}/`, { recurse: true, consistent: true, index, waitMs, signal });
-    this.prefixWatch = new Watch(readPrefix, this.waiters, policy);
+    this.prefixWatch = new Watch(readPrefix, this.waiters, policy, PREFIX_REST_MS, 0n, () => undefined);
   }
 
   /** Tells `grant` when its key no longer holds it, until unmonitor(). */
   monitor(grant: Monitored): void {
-    this.prefixWatch.monitor(grant);
+    this.watchOf(grant.consulKey, grant.modifyIndex).monitor(grant);
   }
 
   unmonitor(grant: Monitored): void {
-    this.prefixWatch.unmonitor(grant);
+    this.existingWatchOf(grant.consulKey)?.unmonitor(grant);
   }
 
   /** Resolves once a read newer than `since` (the index the key was seen busy at) shows it free, or on timeout/abort. */
   async waitUntilFree(consulKey: string, since: bigint, options: WaitOptions): Promise<void> {
-    if (this.prefixWatch.addWaiter(consulKey, since)) return;
+    const watch = this.watchOf(consulKey, since);
+    if (watch.addWaiter(consulKey, since)) return;
     try {
       await this.waiters.wait(consulKey, options);
     } finally {
-      this.prefixWatch.forgetIfUnused(consulKey);
+      watch.forgetIfUnused(consulKey);
     }
   }
 
   close(): void {
     this.prefixWatch.close();
+    for (const watch of this.byKey.values()) watch.close();
+    this.byKey.clear();
+  }
+
+  private existingWatchOf(consulKey: string): Watch | undefined {
+    return this.byKey.get(consulKey) ?? (this.prefixWatch.has(consulKey) ? this.prefixWatch : undefined);
+  }
+
+  /** The key's watch; a new per-key one starts blocking at `index`, what the caller last saw of the key. */
+  private watchOf(consulKey: string, index: bigint): Watch {
+    const existing = this.existingWatchOf(consulKey);
+    if (existing) return existing;
+    if (this.byKey.size >= MAX_KEY_WATCHES) return this.prefixWatch;
+    const readKey = (from: bigint, waitMs: number, signal: AbortSignal) =>
+      readEntries(this.http, consulKey, { consistent: true, index: from, waitMs, signal });
+    const watch: Watch = new Watch(readKey, this.waiters, this.policy, 0, index, () => {
+      if (this.byKey.get(consulKey) === watch) this.byKey.delete(consulKey);
+    });
+    this.byKey.set(consulKey, watch);
+    return watch;
   }
 }
