@@ -34,14 +34,17 @@ export async function crowdedPrefixRows(urlFor: (prefix: string) => string, sett
     const cpuBefore = await childHolder(holder).cpuMicros();
     const wireBefore = await holderWire(holder);
     const started = performance.now();
-    rows.push(...(await sideBySide(group, await Promise.all(subjects.map(({ subject }) => lockRoundTrip(subject))), settings)));
+    const compared = await sideBySide(group, await Promise.all(subjects.map(({ subject }) => lockRoundTrip(subject))), settings);
+    rows.push(...compared);
     const ms = performance.now() - started;
     const cpu = (await childHolder(holder).cpuMicros()) - cpuBefore;
     const received = (await holderWire(holder)).bytes - wireBefore.bytes;
+    // sideBySide gives each subject throughputMs in all: the ops done in the crowded prefix.
+    const opsInPrefix = (compared[1]!.value * settings.throughputMs) / 1000;
     const idle = `the idle holder of ${taken} locks`;
     const note = 'while the two providers above worked; its traffic relayed and counted in its own process';
     rows.push({ group, subject: idle, metric: 'CPU', value: (cpu / 1000 / ms) * 100, unit: '% of a core', note });
-    rows.push({ group, subject: idle, metric: 'bytes received per s', value: received / (ms / 1000), unit: 'bytes/s' });
+    rows.push({ group, subject: idle, metric: 'bytes received per op', value: received / opsInPrefix, unit: 'bytes', note: 'per op of the provider in its prefix' });
 
     for (const { prefix, subject } of subjects) {
       const build = (url: string) => lockRoundTrip(holdfastSubject(subject.subject, () => createLockProvider(url)));

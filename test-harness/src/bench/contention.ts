@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { within } from '../helpers/within.js';
 import { percentile } from '../percentile.js';
 import type { BenchSettings } from './settings.js';
@@ -33,22 +34,18 @@ const DRAIN_BOUND_MS = 120_000;
  * turns in two passes per cell so that load from elsewhere hits them alike.
  */
 export async function contentionTable(subjects: LockSubject[], settings: BenchSettings, counter?: ServerCounter): Promise<BenchRow[]> {
-  const most = Math.max(...settings.contenders);
-  const clients = new Map<LockSubject, LockClient[]>();
   const rows: BenchRow[] = [];
-  try {
-    for (const subject of subjects) {
-      const list: LockClient[] = [];
-      clients.set(subject, list);
-      for (let i = 0; i < most; i++) list.push(await subject.client());
-    }
-    for (const keys of [1, settings.keys]) {
-      const oneContender = new Map<LockSubject, number>();
-      for (const n of settings.contenders) {
-        const tallies = new Map(subjects.map((subject) => [subject, emptyTally(n)]));
-        const keyOf = (subject: LockSubject) => keyPicker(benchKey('contention', subject.subject, `${n}x${keys}`), keys);
+  for (const keys of [1, settings.keys]) {
+    const oneContender = new Map<LockSubject, number>();
+    for (const n of settings.contenders) {
+      const tallies = new Map(subjects.map((subject) => [subject, emptyTally(n)]));
+      const keyOf = (subject: LockSubject) => keyPicker(benchKey('contention', subject.subject, `${n}x${keys}`), keys);
+      // Clients of their own per cell: an idle client left open can still load the server (MongoDB providers ping).
+      const clients = new Map<LockSubject, LockClient[]>();
+      try {
+        for (const subject of subjects) clients.set(subject, await Promise.all(Array.from({ length: n }, () => warmClient(subject))));
         for (let pass = 0; pass < 2; pass++) {
-          for (const subject of subjects) await slice(clients.get(subject)!.slice(0, n), keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
+          for (const subject of subjects) await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
         }
         for (const subject of subjects) {
           const tally = tallies.get(subject)!;
@@ -57,16 +54,24 @@ export async function contentionTable(subjects: LockSubject[], settings: BenchSe
           rows.push(...cellRows(subject, n, keys, tally, rate, oneContender.get(subject)));
           if (counter && keys === 1) {
             const counted = emptyTally(n);
-            await slice(clients.get(subject)!.slice(0, n), keyOf(subject), settings.contentionMs / 2, counted, counter);
-            rows.push(commandsRow(rows.at(-1)!, counted));
+            await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, counted, counter);
+            rows.push(commandsRow(rows.at(-4)!, counted));
           }
         }
+      } finally {
+        await Promise.allSettled([...clients.values()].flat().map((client) => client.close()));
       }
     }
-  } finally {
-    await Promise.allSettled([...clients.values()].flat().map((client) => client.close()));
   }
   return rows;
+}
+
+/** A client that has taken and released a lock once: connections and first-use setup are not part of the slices. */
+async function warmClient(subject: LockSubject): Promise<LockClient> {
+  const client = await subject.client();
+  const release = await client.tryOnce(benchKey('contention-warm-up', subject.subject, Math.random().toString(36).slice(2, 8)));
+  await release?.();
+  return client;
 }
 
 function emptyTally(n: number): Tally {
@@ -80,6 +85,7 @@ function keyPicker(prefix: string, keys: number): () => string {
 
 async function slice(clients: LockClient[], keyOf: () => string, ms: number, tally: Tally, counter?: ServerCounter): Promise<void> {
   const stop = new AbortController();
+  setMaxListeners(clients.length + 10, stop.signal); // every waiting contender listens to it
   const stopCounting = await counter?.start();
   const start = now();
   const end = start + ms;

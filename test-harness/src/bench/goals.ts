@@ -94,11 +94,13 @@ function consulPrefix(measured: readonly BenchRow[]): Goal {
     measured.find((row) => row.module === 'consul' && row.group === group && subject.test(row.subject) && row.metric === metric);
   const [opsEmpty, opsFull] = [find(/empty prefix/, 'ops/s'), find(/held/, 'ops/s')];
   const [bytesEmpty, bytesFull] = [find(/empty prefix/, 'bytes received per op'), find(/held/, 'bytes received per op')];
-  const cpu = find(/holder/, 'CPU');
+  const [cpu, holderBytes] = [find(/holder/, 'CPU'), find(/holder/, 'bytes received per op')];
   if (!group || !opsEmpty || !opsFull || !bytesEmpty || !bytesFull || !cpu) return missing(name, goal);
   return {
-    measurement: `Consul, ${group.replace('another provider holds ', 'another provider holds ')}`,
-    holdfast: `${text(opsFull)} ops/s (${text(opsEmpty)} with an empty prefix), ${text(bytesFull)} bytes received per op (${text(bytesEmpty)}), the idle holder ${text(cpu)} % of a core`,
+    measurement: `Consul, ${group} (same prefix)`,
+    holdfast:
+      `${text(opsFull)} ops/s (${text(opsEmpty)} with an empty prefix), ${text(bytesFull)} bytes received per op (${text(bytesEmpty)}); ` +
+      `the idle holder ${text(cpu)} % of a core, ${text(holderBytes)} bytes received per op`,
     best: '-',
     goal,
     verdict: verdict(opsFull.value >= 0.8 * opsEmpty.value && bytesFull.value <= 1.25 * bytesEmpty.value && cpu.value < 5),

@@ -21,8 +21,13 @@ const runId = Math.random().toString(36).slice(2, 8);
 const PING_INTERVAL_MS = 1000;
 /** The adapter's default poll for a waiter when the server has no change streams. */
 const POLL_MS = 500;
-/** MongoDB's defaults except a 1 s ping, so that the holding window spans several intervals. */
-const PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiration=30s&holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=bench_${runId}_pings`;
+/** MongoDB's defaults, in collections of the run's own. */
+const PARAMS = `holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=bench_${runId}_pings`;
+/**
+ * The hold-many rows: a 1 s ping, so that the holding window spans several intervals, and fresh
+ * collections (FerretDB slows down as a collection grows: the other rows' documents would count).
+ */
+const HOLD_PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiration=30s&holdfastLocksCollection=bench_${runId}_hold&holdfastPingsCollection=bench_${runId}_hold_pings`;
 const GROUP = 'uncontended acquire+release';
 
 /**
@@ -34,7 +39,8 @@ export const mongodbBench: BenchModule = {
   name: 'mongodb',
   async run(settings, log) {
     const server = await benchServer('mongodb');
-    const url = `${server.url}${server.url.includes('?') ? '&' : '?'}${PARAMS}`;
+    const withParams = (params: string): string => `${server.url}${server.url.includes('?') ? '&' : '?'}${params}`;
+    const url = withParams(PARAMS);
     const raw = new MongoClient(server.url);
     try {
       const described = await describeMongo(raw);
@@ -58,7 +64,7 @@ export const mongodbBench: BenchModule = {
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));
-      await steps.run('hold many', () => holdManyRows(url, settings));
+      await steps.run('hold many', () => holdManyRows(withParams(HOLD_PARAMS), settings));
       return { server: `${described.label} (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
       await dropBenchCollections(raw).catch(() => undefined);
