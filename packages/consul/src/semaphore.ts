@@ -1,4 +1,5 @@
 import {
+  BackendError,
   InvalidArgumentError,
   LockAbortedError,
   LockConflictError,
@@ -7,7 +8,7 @@ import {
   LockTimeoutError,
   ProviderClosedError,
 } from '@holdfast/core';
-import { sleep, toBackendError } from '@holdfast/core/backend';
+import { linkedController, sleep, toBackendError } from '@holdfast/core/backend';
 import {
   BLOCKING_WAIT_MS,
   DEFAULT_MONITOR_RETRIES,
@@ -17,7 +18,7 @@ import {
   SEMAPHORE_SESSION_NAME,
 } from './constants.js';
 import { ConsulHttp, ConsulHttpError } from './consul-http.js';
-import { encodePath, type KvEntry, readEntries, readKey } from './kv.js';
+import { deleteKey, type KvEntry, readEntries, readKey, writeKey } from './kv.js';
 import { checkAgentUrl } from './options.js';
 import { createSession, RenewedSession } from './sessions.js';
 
@@ -105,18 +106,16 @@ export class ConsulSemaphore {
     const ttlMs = this.options.sessionTtlMs ?? 15_000;
     let session: RenewedSession | undefined;
     let slot: Slot | undefined;
+    const { controller, dispose } = linkedController(signal, this.closing.signal);
     try {
       const createdAt = Date.now();
-      const id = await createSession(
-        this.http,
-        { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' },
-        anySignal(signal, this.closing.signal, AbortSignal.timeout(SEMAPHORE_CALL_TIMEOUT_MS)),
-      );
+      const bound = AbortSignal.any([controller.signal, AbortSignal.timeout(SEMAPHORE_CALL_TIMEOUT_MS)]);
+      const id = await createSession(this.http, { ttlMs, name: SEMAPHORE_SESSION_NAME, behavior: 'delete' }, bound);
       session = new RenewedSession(this.http, id, ttlMs, createdAt, SEMAPHORE_CALL_TIMEOUT_MS, (detail, cause) =>
         slot?.lose(detail, cause),
       );
       await this.enterContender(id);
-      if (!(await this.claim(id, deadline, signal))) {
+      if (!(await this.claim(id, deadline, controller.signal))) {
         await session.stop({ destroy: true });
         return null;
       }
@@ -130,32 +129,30 @@ export class ConsulSemaphore {
       if (signal?.aborted) throw new LockAbortedError(this.prefix, signal.reason);
       if (this.closing.signal.aborted) throw new ProviderClosedError('consul');
       throw toBackendError('consul', 'semaphore acquire', error);
+    } finally {
+      dispose();
     }
   }
 
   private async enterContender(session: string): Promise<void> {
-    const response = await this.http.call(
-      'PUT',
-      `/v1/kv/${encodePath(`${this.prefix}/${session}`)}`,
-      { acquire: session, flags: SEMAPHORE_FLAG },
-      { body: this.options.value ?? '' },
-    );
-    if (response.body.trim() !== 'true') throw new Error('failed to make the contender entry');
+    const entered = await writeKey(this.http, `${this.prefix}/${session}`, this.options.value ?? '', {
+      acquire: session,
+      flags: SEMAPHORE_FLAG,
+    });
+    if (!entered) throw new BackendError('consul', `semaphore acquire: Consul refused the contender entry ${this.prefix}/${session}`);
   }
 
   /** The Go client's Acquire loop: prune dead holders, block while full, add ourselves by CAS. */
-  private async claim(session: string, deadline: number, signal: AbortSignal | undefined): Promise<boolean> {
+  private async claim(session: string, deadline: number, signal: AbortSignal): Promise<boolean> {
     let index = 0n;
-    const abort = anySignal(signal, this.closing.signal);
     for (;;) {
-      const remaining = deadline - Date.now();
-      const waitMs = Math.min(BLOCKING_WAIT_MS, Math.max(remaining, 1));
+      const waitMs = Math.min(BLOCKING_WAIT_MS, Math.max(deadline - Date.now(), 1));
       const { entries, index: next } = await readEntries(this.http, `${this.prefix}/`, {
         recurse: true,
         consistent: true,
         index,
         waitMs,
-        signal: abort,
+        signal,
       });
       const lockEntry = entries.find((entry) => entry.Key === this.lockKey) ?? null;
       const state = this.decode(lockEntry);
@@ -167,13 +164,8 @@ export class ConsulSemaphore {
         continue;
       }
       state.Holders[session] = true;
-      const cas = await this.http.call(
-        'PUT',
-        `/v1/kv/${encodePath(this.lockKey)}`,
-        { cas: lockEntry?.ModifyIndex ?? 0, flags: SEMAPHORE_FLAG },
-        { body: JSON.stringify(state) },
-      );
-      if (cas.body.trim() === 'true') return true;
+      const conditions = { cas: lockEntry?.ModifyIndex ?? 0, flags: SEMAPHORE_FLAG };
+      if (await writeKey(this.http, this.lockKey, JSON.stringify(state), conditions)) return true;
       index = 0n;
     }
   }
@@ -232,15 +224,9 @@ export class ConsulSemaphore {
       const state = this.decode(entry);
       if (!state.Holders[slot.session]) break;
       delete state.Holders[slot.session];
-      const cas = await this.http.call(
-        'PUT',
-        `/v1/kv/${encodePath(this.lockKey)}`,
-        { cas: entry.ModifyIndex, flags: SEMAPHORE_FLAG },
-        { body: JSON.stringify(state) },
-      );
-      if (cas.body.trim() === 'true') break;
+      if (await writeKey(this.http, this.lockKey, JSON.stringify(state), { cas: entry.ModifyIndex, flags: SEMAPHORE_FLAG })) break;
     }
-    await this.http.call('DELETE', `/v1/kv/${encodePath(`${this.prefix}/${slot.session}`)}`);
+    await deleteKey(this.http, `${this.prefix}/${slot.session}`);
   }
 }
 
@@ -287,8 +273,4 @@ class Slot implements SemaphoreSlot {
       if (wasHeld) this.controller.abort(new LockReleasedError(this.semaphore.prefix));
     }
   }
-}
-
-function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal {
-  return AbortSignal.any(signals.filter((signal): signal is AbortSignal => signal !== undefined));
 }
