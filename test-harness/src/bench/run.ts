@@ -4,10 +4,11 @@ import { type MachineNote, watchMachine } from './machine.js';
 import { memoryBench } from './memory.js';
 import { mongodbBench } from './mongodb.js';
 import { redisBench } from './redis.js';
+import { mysqlBench, postgresBench } from './sql.js';
 import type { BenchSettings } from './settings.js';
 import type { BenchModule, BenchRow } from './types.js';
 
-export const MODULES: readonly BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench];
+export const MODULES: readonly BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench, postgresBench, mysqlBench];
 
 export interface BenchResult {
   readonly startedAt: string;
@@ -31,7 +32,7 @@ export async function runBench(settings: BenchSettings, log: (line: string) => v
   const servers: Record<string, string> = {};
   const skipped: string[] = [];
   for (const module of modules) {
-    if (settings.only.length > 0 && !settings.only.includes(module.name)) continue;
+    if (settings.only.length > 0 ? !settings.only.includes(module.name) : module.optional) continue;
     const moduleStarted = performance.now();
     log(`${module.name}...`);
     try {

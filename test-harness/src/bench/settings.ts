@@ -3,7 +3,7 @@ import { join } from 'node:path';
 /** Sizes of one bench run. Every field has a flag and a HOLDFAST_BENCH_* variable (flags win). */
 export interface BenchSettings {
   readonly quick: boolean;
-  /** Module names to run (memory, redis, consul, mongodb); empty = all. */
+  /** Module names to run; empty = memory, redis, consul and mongodb (postgres and mysql run when named). */
   readonly only: readonly string[];
   /** Throughput: each subject's total time, measured in alternating slices of sliceMs. */
   readonly throughputMs: number;
@@ -48,10 +48,10 @@ const QUICK: typeof FULL = {
 };
 
 const USAGE =
-  'usage: npm run bench -- [memory|redis|consul|mongodb ...] [--quick] [--throughput-ms N] [--slice-ms N] [--rounds N] ' +
+  'usage: npm run bench -- [memory|redis|consul|mongodb|postgres|mysql ...] [--quick] [--throughput-ms N] [--slice-ms N] [--rounds N] ' +
   '[--contenders 1,8,64] [--keys N] [--contention-ms N] [--hold N] [--hold-budget-ms N] [--counted-ops N] [--out DIR]';
 
-export const MODULE_NAMES = ['memory', 'redis', 'consul', 'mongodb'] as const;
+export const MODULE_NAMES = ['memory', 'redis', 'consul', 'mongodb', 'postgres', 'mysql'] as const;
 
 /** Reads flags, then HOLDFAST_BENCH_<FLAG> (e.g. HOLDFAST_BENCH_ROUNDS), then the defaults. */
 export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): BenchSettings {

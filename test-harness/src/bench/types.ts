@@ -15,6 +15,8 @@ export interface BenchRow {
 /** A backend's benchmark: its rows, or an error saying why it could not run. */
 export interface BenchModule {
   readonly name: string;
+  /** Left out of the default run (named on the command line, it runs). */
+  readonly optional?: boolean;
   run(settings: BenchSettings, log: (line: string) => void): Promise<ModuleResult>;
 }
 
