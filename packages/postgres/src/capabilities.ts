@@ -14,3 +14,12 @@ export const POSTGRES_CAPABILITIES: Capabilities = Object.freeze({
   expiryGraceMs: 0,
   renewal: 'per-lock',
 });
+
+/** Session mode: advisory locks held by a connection each, kept alive by the backend's heartbeat. */
+export const POSTGRES_SESSION_CAPABILITIES: Capabilities = Object.freeze({
+  ...POSTGRES_CAPABILITIES,
+  // The server's idle clock starts once it has answered the holder's last request, up to a round
+  // trip after the moment the holder counts from, so a silent holder's session ends that much later.
+  expiryGraceMs: 100,
+  renewal: 'backend',
+});

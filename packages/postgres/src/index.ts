@@ -6,6 +6,9 @@ import { openPool } from './pool.js';
 import { PostgresBackend } from './postgres-backend.js';
 import { ReleaseListener } from './release-listener.js';
 import { SchemaGuard } from './schema-guard.js';
+import { SessionBackend } from './session-backend.js';
+import { SessionConnections } from './session-connections.js';
+import { sessionStatements } from './session-statements.js';
 import { settingsFrom } from './settings.js';
 import { slotStatements } from './slot-statements.js';
 import { SlotTable } from './slot-table.js';
@@ -14,27 +17,31 @@ import { statements } from './statements.js';
 import { tableNames } from './table-names.js';
 import { TableQuery } from './table-query.js';
 
-export { POSTGRES_CAPABILITIES } from './capabilities.js';
+export { POSTGRES_CAPABILITIES, POSTGRES_SESSION_CAPABILITIES } from './capabilities.js';
 export type { PostgresProviderOptions } from './options.js';
 export { createTablesSql } from './schema.js';
 export { DEFAULT_TABLE, type TableNames, tableNames } from './table-names.js';
-export { parsePostgresUrl, type UrlSettings } from './url.js';
+export { type PostgresMode, parsePostgresUrl, type UrlSettings } from './url.js';
 
-/** A PostgreSQL-backed LockProvider: leases in a table (see docs/semantics-postgres.md). */
+/** A PostgreSQL-backed LockProvider: leases in a table, or advisory locks in session mode (see docs/semantics-postgres.md). */
 export function createPostgresProvider(options: PostgresProviderOptions): LockProvider {
   checkOptions(options);
   const settings = settingsFrom(options);
   const names = tableNames(settings.table);
-  const { pool, sockets, listenerConfig } = openPool(options.pool, settings);
+  const { pool, sockets, clientConfig } = openPool(options.pool, settings);
   const runner = new SqlRunner(pool, sockets);
   const query = new TableQuery(runner, names, new SchemaGuard(runner, names, settings.createTables));
-  const listener = new ReleaseListener(listenerConfig, names.channel, settings.connectTimeoutMs);
+  if (settings.mode === 'session') {
+    const connections = new SessionConnections(clientConfig, settings.connectTimeoutMs);
+    return createProvider(new SessionBackend(runner, query, connections, sessionStatements(names), names.name), providerOptions(options));
+  }
+  const listener = new ReleaseListener(clientConfig, names.channel, settings.connectTimeoutMs);
   const locks = new LockTable(query, statements(names));
   const backend = new PostgresBackend(runner, locks, new SlotTable(query, slotStatements(names)), listener, settings.pollIntervalMs);
   return createProvider(backend, providerOptions(options));
 }
 
-/** Entry point used by `createLockProvider('postgres://...')`; `options.adapter` takes table, createTables, pollIntervalMs, connectTimeoutMs. */
+/** Entry point used by `createLockProvider('postgres://...')`; `options.adapter` takes mode, table, createTables, pollIntervalMs, connectTimeoutMs. */
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
   return createPostgresProvider({ ...adapterOptions(options.adapter), url, ...providerOptions(options) });
 }

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Logger } from '@holdfast/core';
 import { checkOptionNames } from '@holdfast/core/backend';
 import type { Pool } from 'pg';
+import { checkMode, type PostgresMode } from './url.js';
 
 export interface PostgresProviderOptions {
   /** `postgres://user:password@host:5432/db` (or `postgresql://`), see parsePostgresUrl. Either this or `pool`. */
@@ -10,11 +11,17 @@ export interface PostgresProviderOptions {
    * and gives it back; only the LISTEN connection is separate (opened with the pool's settings).
    */
   readonly pool?: Pool;
+  /**
+   * 'lease' (default): a row per held lock with an expiry, renewed by core. 'session': a PostgreSQL
+   * advisory lock held by a dedicated connection per lock, freed when that connection ends
+   * (docs/semantics-postgres.md, "Session mode").
+   */
+  readonly mode?: PostgresMode;
   /** The locks table, `name` or `schema.name` (lower-case identifiers); fences go in `<name>_fences`. Default `holdfast_locks`. */
   readonly table?: string;
   /** Create both tables on first use (CREATE TABLE IF NOT EXISTS). false: you apply the documented DDL. Default true. */
   readonly createTables?: boolean;
-  /** Longest wait between checks of a busy key when no NOTIFY arrives (a lease that just ran out). Default 2000 ms. */
+  /** Lease mode: longest wait between checks of a busy key when no NOTIFY arrives (a lease that just ran out). Default 2000 ms. */
   readonly pollIntervalMs?: number;
   /** Longest time to open a connection (own pool and the LISTEN connection). Default 3000 ms. */
   readonly connectTimeoutMs?: number;
@@ -29,7 +36,7 @@ export interface PostgresProviderOptions {
 }
 
 /** What `createLockProvider(url, { adapter })` may set: the rest comes from the URL or core. */
-const ADAPTER_OPTIONS = ['table', 'createTables', 'pollIntervalMs', 'connectTimeoutMs'] as const;
+const ADAPTER_OPTIONS = ['mode', 'table', 'createTables', 'pollIntervalMs', 'connectTimeoutMs'] as const;
 
 const PROVIDER_OPTIONS = [
   'url',
@@ -62,6 +69,7 @@ export function checkOptions(options: PostgresProviderOptions): void {
   if (options.pool !== undefined && typeof (options.pool as Partial<Pool> | null)?.connect !== 'function') {
     throw new InvalidArgumentError('pool', 'expected a pg.Pool');
   }
+  if (options.mode !== undefined) checkMode(options.mode, 'mode');
   if (options.createTables !== undefined && typeof options.createTables !== 'boolean')
     throw new InvalidArgumentError('createTables', 'expected true or false');
   for (const name of ['pollIntervalMs', 'connectTimeoutMs'] as const) {

@@ -7,13 +7,13 @@ export interface OpenedPool {
   readonly pool: pg.Pool;
   /** Our own pool's sockets, null for the app's pool. */
   readonly sockets: SocketSet | null;
-  /** How the LISTEN connection connects: the same server and credentials as the pool. */
-  readonly listenerConfig: ListenerConfig;
+  /** How the connections outside the pool (LISTEN, session mode's) connect: the same server and credentials as the pool. */
+  readonly clientConfig: ListenerConfig;
 }
 
 /** The app's pool as it is, or a pool of our own from the URL; connects lazily either way. */
 export function openPool(appPool: pg.Pool | undefined, settings: Settings): OpenedPool {
-  if (appPool) return { pool: appPool, sockets: null, listenerConfig: clientSettingsOf(appPool) };
+  if (appPool) return { pool: appPool, sockets: null, clientConfig: clientSettingsOf(appPool) };
   const sockets = new SocketSet();
   const pool = new pg.Pool({
     connectionString: settings.connectionString,
@@ -23,7 +23,7 @@ export function openPool(appPool: pg.Pool | undefined, settings: Settings): Open
   });
   // An idle connection that breaks (a server restart) is dropped by the pool; the next statement opens another.
   pool.on('error', () => undefined);
-  return { pool, sockets, listenerConfig: { connectionString: settings.connectionString } };
+  return { pool, sockets, clientConfig: { connectionString: settings.connectionString } };
 }
 
 /** The connection settings of an app's pool, without its pool-only ones. */

@@ -5,6 +5,7 @@ import type { TableNames } from './table-names.js';
  * (COLLATE "C"), so that LIKE 'prefix%' uses the primary key index whatever the database's locale.
  * Fence rows are never deleted: they keep every key's token rising after its lock row is gone.
  * A semaphore is one row too: its limit in slot_limit, its holders in the slots array (see slot-statements.ts).
+ * In session mode the fence row also names the key's last holder (session-statements.ts).
  */
 export function createTablesSql(t: TableNames): string {
   return `CREATE TABLE IF NOT EXISTS ${t.locks} (
@@ -20,7 +21,8 @@ export function createTablesSql(t: TableNames): string {
 );
 CREATE TABLE IF NOT EXISTS ${t.fences} (
   key text COLLATE "C" PRIMARY KEY,
-  token bigint NOT NULL
+  token bigint NOT NULL,
+  session jsonb
 );`;
 }
 

@@ -19,13 +19,7 @@ export class SqlRunner {
   ) {}
 
   async query<Row extends QueryResultRow>(text: string, values: readonly unknown[], signal: AbortSignal): Promise<Row[]> {
-    signal.throwIfAborted();
-    const connecting = this.pool.connect();
-    const client = await untilAborted(connecting, signal).catch((error: unknown) => {
-      // Connected after all, too late: give it straight back.
-      if (signal.aborted) connecting.then((late) => late.release(), ignore);
-      throw error;
-    });
+    const client = await borrowConnection(this.pool, signal);
     this.borrowed.add(client);
     // A connection that breaks while borrowed (a server crash) reports it on the client too.
     let broken = false;
@@ -60,6 +54,16 @@ export class SqlRunner {
       signal.removeEventListener('abort', cutAll);
     }
   }
+}
+
+/** A connection from `pool`, bounded by `signal`; one that connects after the abort goes straight back. */
+export async function borrowConnection(pool: Pool, signal: AbortSignal): Promise<PoolClient> {
+  signal.throwIfAborted();
+  const connecting = pool.connect();
+  return untilAborted(connecting, signal).catch((error: unknown) => {
+    if (signal.aborted) connecting.then((late) => late.release(), ignore);
+    throw error;
+  });
 }
 
 /** Destroys the socket under a pg client; the client's late 'error' for it is expected and ignored. */

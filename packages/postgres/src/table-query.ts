@@ -6,6 +6,9 @@ import type { TableNames } from './table-names.js';
 
 const UNDEFINED_TABLE = '42P01';
 
+/** Runs one statement somewhere and returns its rows. */
+export type Executor<Row> = (text: string, values: readonly unknown[], signal: AbortSignal) => Promise<Row[]>;
+
 /** Runs one statement on the lock tables: creates them first if asked, and names the fix when they are missing. */
 export class TableQuery {
   constructor(
@@ -14,10 +17,16 @@ export class TableQuery {
     private readonly schema: SchemaGuard,
   ) {}
 
-  async run<Row extends QueryResultRow>(text: string, values: readonly unknown[], signal: AbortSignal): Promise<Row[]> {
+  /** On a pooled connection, or through `on` (session mode runs some statements on the holder's own connection). */
+  async run<Row extends QueryResultRow>(
+    text: string,
+    values: readonly unknown[],
+    signal: AbortSignal,
+    on: Executor<Row> = (...args) => this.runner.query<Row>(...args),
+  ): Promise<Row[]> {
     await this.schema.ensure(signal);
     try {
-      return await this.runner.query<Row>(text, values, signal);
+      return await on(text, values, signal);
     } catch (error) {
       if ((error as { code?: unknown }).code === UNDEFINED_TABLE) {
         throw new BackendError(

@@ -20,6 +20,7 @@ describe('postgres URLs', () => {
       connectTimeoutMs: 2000,
     });
     expect(parsePostgresUrl(new URL('postgres://h/db'))).toEqual({ connectionString: 'postgres://h/db' });
+    expect(parsePostgresUrl('postgres://h/db?mode=session')).toEqual({ connectionString: 'postgres://h/db', mode: 'session' });
   });
 
   test('bad URLs are InvalidArgument errors, and the message never shows the password', () => {
@@ -28,6 +29,7 @@ describe('postgres URLs', () => {
       'postgres://h/db?tabel=x',
       'postgres://h/db?createTables=maybe',
       'postgres://h/db?pollInterval=soon',
+      'postgres://h/db?mode=advisory',
       'not a url',
     ]) {
       expect(() => parsePostgresUrl(url), url).toThrow(invalid);
@@ -66,6 +68,10 @@ describe('options', () => {
       { url: URL_, connectTimeoutMs: Infinity },
       { url: URL_, poolSize: 3 },
       { url: `${URL_}?table=a`, table: 'b' },
+      { url: URL_, mode: 'sessions' },
+      { url: `${URL_}?mode=session`, mode: 'lease' },
+      { url: URL_, mode: 'session', pollIntervalMs: 500 },
+      { url: `${URL_}?mode=session&pollInterval=1s` },
       { pool: { query: () => undefined } },
       null,
     ];
@@ -82,5 +88,8 @@ describe('options', () => {
     }
     await expect(createLockProvider(URL_, { adapter: { pool: new pg.Pool() } })).rejects.toThrow(/adapter\.pool/);
     await expect(createLockProvider(URL_, { adapter: { tabel: 'x' } })).rejects.toThrow(invalid);
+    const session = await createLockProvider(URL_, { adapter: { mode: 'session' } });
+    expect(session.capabilities.renewal).toBe('backend');
+    await session.close();
   });
 });

@@ -1,7 +1,7 @@
 // A PostgreSQL server of our own, crashed (immediate shutdown: backends killed, no checkpoint) and
 // restarted on the same port and data dir while locks are held and waited for.
 import { ErrorCode, type LockProvider } from '@holdfast/core';
-import { codeOf, rejection, until, within } from '@holdfast/test-harness/helpers';
+import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { type LocalDatabase, startPostgres } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -47,6 +47,23 @@ describe.skipIf(!server)('postgres server crash and restart', { timeout: 60_000 
     expect(next).not.toBeNull();
     expect(next!.token).toBeGreaterThan(lock!.token);
     await next!.release();
+  });
+
+  test('session mode: a server crash tells every session holder at once (TTL 30 s); after the restart the keys are free and tokens keep rising', async () => {
+    const provider = open({ mode: 'session' });
+    const keys = [newKey(), newKey()];
+    const locks = await Promise.all(keys.map((key) => provider.tryAcquire(key, { ttlMs: 30_000 })));
+    await server!.kill();
+    const crashedAt = performance.now();
+    try {
+      await Promise.all(locks.map((lock) => lostWithin(lock!, 2000, 'a session holder is told of the crash')));
+      expect(performance.now() - crashedAt).toBeLessThan(2000);
+    } finally {
+      await server!.restart();
+    }
+    const after = await within(Promise.all(keys.map((key) => provider.tryAcquire(key))), 5000, 'tryAcquire after the restart');
+    expect(after.map((lock, i) => lock!.token > locks[i]!.token)).toEqual([true, true]);
+    await Promise.all(after.map((lock) => lock!.release()));
   });
 
   test('a waiter keeps waiting through the crash and is woken by the release after it (the LISTEN connection comes back)', async () => {
