@@ -65,6 +65,7 @@ async function contended(createRedisProvider, providerCount, contenders, ms, cou
     const stopAt = started + ms;
     let grants = 0;
     const waits = [];
+    const perContender = new Array(contenders).fill(0);
     await Promise.all(
       Array.from({ length: contenders }, async (_, i) => {
         const provider = providers[i % providerCount];
@@ -73,6 +74,7 @@ async function contended(createRedisProvider, providerCount, contenders, ms, cou
           const lock = await provider.acquire(key, { waitMs: 60_000, ttlMs: 10_000 });
           waits.push(performance.now() - asked);
           grants++;
+          perContender[i]++;
           await lock.release();
         }
       }),
@@ -84,6 +86,7 @@ async function contended(createRedisProvider, providerCount, contenders, ms, cou
       grantsPerSecond: grants / elapsed,
       waitP50: waits[Math.floor(waits.length / 2)],
       waitP99: waits[Math.floor(waits.length * 0.99)],
+      busiestShare: Math.max(...perContender) / grants,
     };
   } finally {
     await Promise.all(providers.map((provider) => provider.close()));
@@ -155,7 +158,7 @@ try {
       const many = await contended(create, providers, 64, ms);
       const commands = await contended(create, providers, 64, ms / 2, true);
       console.log(
-        `${label}: 64 contenders on ${providers} provider(s): ${round(many.grantsPerSecond)} grants/s, wait p50 ${many.waitP50.toFixed(1)} ms, p99 ${many.waitP99.toFixed(1)} ms; ` +
+        `${label}: 64 contenders on ${providers} provider(s): ${round(many.grantsPerSecond)} grants/s, wait p50 ${many.waitP50.toFixed(1)} ms, p99 ${many.waitP99.toFixed(1)} ms, busiest contender ${(100 * many.busiestShare).toFixed(1)} % of grants; ` +
           `${commands.perOp.toFixed(2)} client commands/grant (${commands.detail})`,
       );
     }

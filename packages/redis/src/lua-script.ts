@@ -9,13 +9,11 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (error) {
+  run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    return client.evalsha(this.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
       if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
       return client.eval(this.source, keys.length, ...keys, ...args);
-    }
+    });
   }
 
   /** Makes sure the server knows the script, before queueing it in a pipeline (which cannot fall back to EVAL). */

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { RedisNode } from './redis-node.js';
+import type { Session } from './session.js';
 import { untilAborted } from './until-aborted.js';
-import { type Decision, poll, type Votes } from './votes.js';
+import { type Answer, type Decision, poll, type Votes } from './votes.js';
 
 export interface QuorumSettings {
   /** Quorum mode: clock drift allowance per ms of TTL (redlock: 0.01, plus 2 ms). */
@@ -54,21 +55,7 @@ export class NodeSet {
     options: AskOptions<T> = {},
   ): Promise<Votes<T>> {
     const { ifNeverConnected, decision } = options;
-    const asked = poll<T>(
-      this.nodes,
-      this.quorum,
-      async (node) => {
-        if (ifNeverConnected !== undefined && !node.everConnected) return { value: ifNeverConnected, session: undefined };
-        const session = await node.ready(signal);
-        try {
-          return { value: await command(session.client), session };
-        } catch (error) {
-          node.commandFailed(session, error);
-          throw error;
-        }
-      },
-      decision,
-    );
+    const asked = poll<T>(this.nodes, this.quorum, (node) => answerOf(node, command, ifNeverConnected, signal), decision);
     const votes = await untilAborted(asked, signal, operation);
     // A node that refuses the configuration (its db) is a configuration error, whatever the others said.
     if (votes.refusal) throw votes.refusal;
@@ -91,4 +78,24 @@ export class NodeSet {
   async close(signal: AbortSignal): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.close(signal)));
   }
+}
+
+/** One node's answer, on its current session (no extra turn of the event loop when it is connected). */
+function answerOf<T>(
+  node: RedisNode,
+  command: (client: Redis) => Promise<T>,
+  ifNeverConnected: T | undefined,
+  signal: AbortSignal,
+): Promise<Answer<T>> {
+  if (ifNeverConnected !== undefined && !node.everConnected) return Promise.resolve({ value: ifNeverConnected, session: undefined });
+  const run = (session: Session): Promise<Answer<T>> =>
+    command(session.client).then(
+      (value) => ({ value, session }),
+      (error: unknown) => {
+        node.commandFailed(session, error);
+        throw error;
+      },
+    );
+  const session = node.usableSession;
+  return session ? run(session) : node.ready(signal).then(run);
 }

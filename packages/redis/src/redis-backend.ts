@@ -25,7 +25,7 @@ export interface RedisBackendSettings extends SplitVoteSettings {
   readonly pollIntervalMs: number;
 }
 
-const NO_HINT: WakeHint = { since: Infinity, freeInMs: Infinity };
+const NO_HINT: WakeHint = { since: Infinity, woken: false, freeInMs: Infinity };
 
 /**
  * Locks on one Redis server, or with the Redlock algorithm on several independent ones (see
@@ -49,10 +49,10 @@ export class RedisBackend implements LockBackend<WakeHint> {
   }
 
   async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
-    const since = this.wakeUps.attemptStarted(request.key);
+    const attempt = this.wakeUps.attemptStarted(request.key);
     try {
       const outcome = await acquire(this.nodes, this.names.of(request.key), request, signal, this.settings);
-      return outcome instanceof RedisGrant ? granted(outcome) : busy({ since, freeInMs: outcome.freeInMs });
+      return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
     } finally {
       this.wakeUps.attemptEnded(request.key);
     }

@@ -46,6 +46,11 @@ export class RedisNode {
     return this.sessions > 0;
   }
 
+  /** The current session, once the first connection attempt is over and the server accepted the db. */
+  get usableSession(): Session | undefined {
+    return this.firstAttemptOver && !this.refusal ? this.session : undefined;
+  }
+
   /** The current session; waits (bounded by `signal`) only for the very first connection attempt. */
   async ready(signal: AbortSignal): Promise<Session> {
     if (!this.firstAttemptOver) await untilAborted(this.firstAttempt, signal, `connect to ${this.label}`);

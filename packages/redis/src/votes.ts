@@ -87,6 +87,12 @@ export function poll<T>(
   ask: (node: RedisNode) => Promise<Answer<T>>,
   decision?: Decision<T>,
 ): Promise<Votes<T>> {
+  if (nodes.length === 1) {
+    return ask(nodes[0]!).then(
+      (value) => new Votes([{ status: 'fulfilled', value }], quorum, 1),
+      (reason: unknown) => new Votes([{ status: 'rejected', reason }], quorum, 1),
+    );
+  }
   return new Promise((resolve) => {
     const results: PromiseSettledResult<Answer<T>>[] = [];
     let finished = false;

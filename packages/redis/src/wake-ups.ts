@@ -4,6 +4,8 @@ import { WaitList, type WaitOptions } from '@holdfast/core/backend';
 export interface WakeHint {
   /** The wake-ups' message count when the attempt was sent: a release seen after it was missed by no one. */
   readonly since: number;
+  /** The attempt was a woken waiter's, and it lost the race: it keeps its turn among the local waiters. */
+  readonly woken: boolean;
   /** The longest a majority of nodes may still take to have the key free, in ms (Infinity: unknown). */
   readonly freeInMs: number;
 }
@@ -22,14 +24,16 @@ type Baton = 'woken' | 'trying';
 /**
  * One provider's waiters, per key, woken one at a time. A release frees the key for one
  * contender, so it wakes the longest-waiting local waiter only, and wakes the next only when that
- * one gave up without trying; one that tried and lost waits again, and the winner's release wakes
- * the next. What can go missing is covered: a release seen while an attempt was in flight is
+ * one gave up without trying; one that tried and lost (to another provider or a newcomer) waits
+ * again ahead of the others, and the winner's release wakes it. What can go missing is covered: a release seen while an attempt was in flight is
  * remembered for the wait that follows it; a (re)started subscription wakes one waiter per key; and
  * a per-key timer (not per waiter) wakes one waiter when the holder's lease runs out (expiries
  * publish nothing) or after `pollIntervalMs`, whichever comes first.
  */
 export class WakeUps {
   private readonly waiters = new WaitList<string>();
+  /** Woken waiters that lost the race to another provider or a newcomer: they are woken first. */
+  private readonly retrying = new WaitList<string>();
   private readonly batons = new Map<string, Baton>();
   private readonly polls = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
   /** Key -> message count of its last release that woke nobody. */
@@ -41,10 +45,11 @@ export class WakeUps {
 
   constructor(private readonly pollIntervalMs: number) {}
 
-  /** Called as an attempt on `key` is sent; its answer's hint carries the returned count. */
-  attemptStarted(key: string): number {
-    if (this.batons.get(key) === 'woken') this.batons.set(key, 'trying');
-    return this.messages;
+  /** Called as an attempt on `key` is sent; its busy answer carries what this returns to the wait. */
+  attemptStarted(key: string): Pick<WakeHint, 'since' | 'woken'> {
+    const woken = this.batons.get(key) === 'woken';
+    if (woken) this.batons.set(key, 'trying');
+    return { since: this.messages, woken };
   }
 
   attemptEnded(key: string): void {
@@ -55,8 +60,8 @@ export class WakeUps {
   async wait(key: string, hint: WakeHint, options: WaitOptions): Promise<void> {
     if (this.closed || this.missed(key, hint.since)) return;
     this.schedulePoll(key, hint.freeInMs);
-    await this.waiters.wait(key, options);
-    if (!this.waiters.has(key)) this.stopPoll(key);
+    await (hint.woken ? this.retrying : this.waiters).wait(key, options);
+    if (!this.hasWaiters(key)) this.stopPoll(key);
   }
 
   /** A lock was released (or deleted, or expired) on a server. */
@@ -83,6 +88,7 @@ export class WakeUps {
   close(): void {
     this.closed = true;
     for (const key of [...this.polls.keys()]) this.stopPoll(key);
+    this.retrying.wakeEveryone();
     this.waiters.wakeEveryone();
   }
 
@@ -96,8 +102,12 @@ export class WakeUps {
     return true;
   }
 
+  private hasWaiters(key: string): boolean {
+    return this.retrying.has(key) || this.waiters.has(key);
+  }
+
   private wakeOne(key: string): boolean {
-    if (!this.waiters.wakeFirst(key, () => undefined)) return false;
+    if (!this.retrying.wakeFirst(key, () => undefined) && !this.waiters.wakeFirst(key, () => undefined)) return false;
     this.batons.set(key, 'woken');
     // Core tries again within the same turn of the event loop unless the waiter gave up (its
     // deadline or abort came with the wake): then the release passes to the next waiter.
@@ -110,7 +120,8 @@ export class WakeUps {
   }
 
   private wakeOnePerKey(): void {
-    for (const key of [...this.waiters.keys()]) if (!this.batons.has(key)) this.wakeOne(key);
+    const keys = new Set([...this.retrying.keys(), ...this.waiters.keys()]);
+    for (const key of keys) if (!this.batons.has(key)) this.wakeOne(key);
   }
 
   private remember(key: string): void {
@@ -133,7 +144,7 @@ export class WakeUps {
   private pollDue(key: string): void {
     this.polls.delete(key);
     if (!this.batons.has(key)) this.wakeOne(key);
-    if (this.waiters.has(key)) this.schedulePoll(key, Infinity);
+    if (this.hasWaiters(key)) this.schedulePoll(key, Infinity);
   }
 
   private stopPoll(key: string): void {
