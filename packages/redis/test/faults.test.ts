@@ -77,7 +77,8 @@ describe.skipIf(!five)('quorum of 5 under faults', { timeout: 60_000 }, () => {
     const [value] = await valuesOnNodes(set, key);
     await set.restart(0);
     await set.restart(1);
-    expect((await valuesOnNodes(set, key)).filter((v) => v === value)).toHaveLength(3);
+    // Three nodes kept it; the holder's renewal (every 500 ms) may already have put it back on the others.
+    expect((await valuesOnNodes(set, key)).filter((v) => v === value).length).toBeGreaterThanOrEqual(3);
     expect(await b.tryAcquire(key)).toBeNull();
     // The holder's next renewal re-creates the key on the nodes that forgot it.
     await until(async () => (await valuesOnNodes(set, key)).every((v) => v === value), 3000, 'key repaired on all 5 nodes');

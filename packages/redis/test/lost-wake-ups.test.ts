@@ -1,0 +1,90 @@
+import type { LockProvider } from '@holdfast/core';
+import { until, within } from '@holdfast/test-harness/helpers';
+import { startRedis } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+
+// Pub/sub is fire-and-forget: a release published while a waiter's subscriber connection is down,
+// or to a client the server will not let subscribe, is lost. No waiter may sleep through it: the
+// (re)subscription, the holder's lease end and pollIntervalMs each wake one waiter per key.
+
+const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
+const admin = server ? new Redis(server.url) : undefined;
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.stop();
+}, 60_000);
+
+const providers: LockProvider[] = [];
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => {
+  const provider = createRedisProvider({ url: server!.url, pollIntervalMs: 60_000, ...options });
+  providers.push(provider);
+  return provider;
+};
+
+let keyCount = 0;
+const newKey = (): string => `lost-wake-ups/${++keyCount}`;
+
+async function patternSubscribers(): Promise<number> {
+  const clients = (await admin!.client('LIST')) as string;
+  return clients.split('\n').filter((line) => / psub=[1-9]/.test(line)).length;
+}
+
+describe.skipIf(!server)('lost release messages', { timeout: 30_000 }, () => {
+  test('the subscriber connection dropped as the holder releases: the waiters still get the lock at once, and later releases wake them again', async () => {
+    const [holder, waiter] = [open(), open()];
+    const key = newKey();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const subscribers = await patternSubscribers();
+    const first = waiter.acquire(key, { waitMs: 20_000, ttlMs: 60_000 });
+    const second = waiter.acquire(key, { waitMs: 20_000, ttlMs: 60_000 });
+    await until(async () => (await patternSubscribers()) > subscribers, 5000, 'the waiter subscribes');
+    // The server closes every pub/sub connection (the waiter's); the release is published to nobody.
+    await admin!.client('KILL', 'TYPE', 'pubsub');
+    const releasedAt = performance.now();
+    await held!.release();
+    const lock = await within(first, 3000, 'the first waiter is granted although the release message was lost');
+    expect(performance.now() - releasedAt, 'granted by the re-subscription, not the 60 s re-check').toBeLessThan(2000);
+    await until(async () => (await patternSubscribers()) > subscribers, 5000, 'the waiter subscribes again');
+    const handedAt = performance.now();
+    await lock.release();
+    await (await within(second, 3000, 'the second waiter is granted')).release();
+    expect(performance.now() - handedAt, 'a release after the reconnect wakes the next waiter through pub/sub').toBeLessThan(500);
+  });
+
+  test('a waiter the server will not let subscribe (an ACL) is woken at pollIntervalMs after a release, and at the lease end after an expiry', async () => {
+    await admin!.acl('SETUSER', 'nosubscribe', 'on', 'nopass', '~*', '&*', '+@all', '-psubscribe', '-subscribe');
+    const url = new URL(server!.url);
+    url.username = 'nosubscribe';
+    url.password = 'any';
+    const pollIntervalMs = 400;
+    const holder = open();
+    const waiter = open({ url: url.toString(), pollIntervalMs });
+    const key = newKey();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const waiting = waiter.acquire(key, { waitMs: 20_000 });
+    // The refusal: the waiter's subscription never becomes active.
+    await until(async () => ((await admin!.acl('LOG')) as unknown[]).length > 0, 5000, 'the server refuses the subscription');
+    expect(await patternSubscribers()).toBe(0);
+    const releasedAt = performance.now();
+    await held!.release();
+    await (await within(waiting, 3000, 'the waiter is granted without a release message')).release();
+    expect(performance.now() - releasedAt, 'noticed within pollIntervalMs').toBeLessThan(pollIntervalMs + 300);
+
+    const slow = open({ url: url.toString(), pollIntervalMs: 60_000 });
+    const ttlMs = 800;
+    const lapsing = await holder.tryAcquire(key, { ttlMs, autoRenew: false });
+    const grantedAt = performance.now();
+    const next = await within(slow.acquire(key, { waitMs: 20_000 }), 5000, 'the waiter is granted after the lease runs out');
+    expect(lapsing!.signal.aborted, 'the old holder is told before the waiter is granted').toBe(true);
+    expect(performance.now() - grantedAt, 'woken at the lease end (the busy answer said when), not at the 60 s re-check').toBeLessThan(
+      ttlMs + 400,
+    );
+    await next.release();
+  });
+});

@@ -1,0 +1,147 @@
+import { channel } from 'node:diagnostics_channel';
+import type { LockProvider } from '@holdfast/core';
+import { until, within } from '@holdfast/test-harness/helpers';
+import { startRedis } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
+
+// A release frees a key for one contender: it must wake one waiter of a provider, not all of them
+// (a thundering herd made a grant cost ~60 scripts with 64 waiters). Counted on a private server:
+// every grant attempt and every release is one EVALSHA.
+
+const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
+const admin = server ? new Redis(server.url) : undefined;
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.stop();
+}, 60_000);
+
+const providers: LockProvider[] = [];
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+/** A provider whose safety re-check is far beyond the tests' bounds: only wake-ups can pass them. */
+const open = (): LockProvider => {
+  const provider = createRedisProvider({ url: server!.url, pollIntervalMs: 60_000 });
+  providers.push(provider);
+  return provider;
+};
+
+let keyCount = 0;
+const newKey = (): string => `wake-one/${++keyCount}`;
+
+async function scriptCalls(): Promise<number> {
+  const line = (await admin!.info('commandstats')).split('\n').find((entry) => entry.startsWith('cmdstat_evalsha:'));
+  return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
+}
+
+/** Counts the waits that began (core announces each acquire that starts waiting, as it starts). */
+function countWaits(): { readonly count: () => number; stop(): void } {
+  let waits = 0;
+  const onWait = (): void => {
+    waits++;
+  };
+  const waitChannel = channel('holdfast:wait');
+  waitChannel.subscribe(onWait);
+  return { count: () => waits, stop: () => waitChannel.unsubscribe(onWait) };
+}
+
+/** Connections with pattern subscriptions (each provider that has waited has one per server). */
+async function patternSubscribers(): Promise<number> {
+  const clients = (await admin!.client('LIST')) as string;
+  return clients.split('\n').filter((line) => / psub=[1-9]/.test(line)).length;
+}
+
+/** Opens the provider's subscription for good: one wait that a release ends. */
+async function subscribed(waiter: LockProvider, holder: LockProvider): Promise<void> {
+  const key = newKey();
+  const held = await holder.tryAcquire(key);
+  const subscribers = await patternSubscribers();
+  const waiting = waiter.acquire(key, { waitMs: 10_000 });
+  await until(async () => (await patternSubscribers()) > subscribers, 5000, 'the waiter subscribes');
+  await held!.release();
+  await (await within(waiting, 5000, 'the warm-up wait ends')).release();
+}
+
+describe.skipIf(!server)('one release wakes one waiter of a provider', { timeout: 30_000 }, () => {
+  test('16 waiters of one provider are granted one after another with one attempt each, no herd', async () => {
+    const [holder, waiter] = [open(), open()];
+    await subscribed(waiter, holder);
+    const key = newKey();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const waits = countWaits();
+    const order: number[] = [];
+    const waiters = 16;
+    let granted: Promise<void>[];
+    try {
+      granted = Array.from({ length: waiters }, (_, i) =>
+        waiter.acquire(key, { waitMs: 20_000, ttlMs: 60_000 }).then((lock) => {
+          order.push(i);
+          return lock.release();
+        }),
+      );
+      await until(
+        () => waits.count() === waiters,
+        5000,
+        () => `every waiter waits (${waits.count()} of ${waiters})`,
+      );
+    } finally {
+      waits.stop();
+    }
+    const before = await scriptCalls();
+    const releasedAt = performance.now();
+    await held!.release();
+    await within(Promise.all(granted), 5000, 'every waiter is granted in turn');
+    const tookMs = performance.now() - releasedAt;
+    // The holder's release, then per waiter one (granted) attempt and its release; a herd would add
+    // an attempt of every remaining waiter per release (136 more for 16 waiters).
+    expect(await scriptCalls(), 'scripts run for one release and 16 grants').toBe(before + 1 + 2 * waiters);
+    expect(order, 'local waiters are woken in arrival order').toEqual(Array.from({ length: waiters }, (_, i) => i));
+    expect(tookMs, 'the waiters were woken by releases, not by the 60 s re-check').toBeLessThan(3000);
+  });
+
+  test('a woken waiter that loses the race waits again, first in line: the next release wakes it, then the next', async () => {
+    const [foreign, waiter] = [admin!, open()];
+    await subscribed(waiter, open());
+    const key = newKey();
+    const lockKey = `holdfast:${key}`;
+    const channelName = `holdfast:released@0:${lockKey}`;
+    expect(await foreign.set(lockKey, 'a foreign holder', 'PX', 30_000, 'NX')).toBe('OK');
+    const waits = countWaits();
+    const order: string[] = [];
+    let first: Promise<void>;
+    let second: Promise<void>;
+    try {
+      first = waiter.acquire(key, { waitMs: 20_000 }).then((lock) => {
+        order.push('first');
+        return lock.release();
+      });
+      await until(() => waits.count() === 1, 5000, 'the first waiter waits');
+      second = waiter.acquire(key, { waitMs: 20_000 }).then((lock) => {
+        order.push('second');
+        return lock.release();
+      });
+      await until(() => waits.count() === 2, 5000, 'the second waiter waits');
+    } finally {
+      waits.stop();
+    }
+    // A release that someone else wins at once: the key is taken again before any waiter can try.
+    const before = await scriptCalls();
+    await foreign.eval(
+      "redis.call('set', KEYS[1], 'another foreign holder', 'PX', 30000) redis.call('publish', ARGV[1], 'released')",
+      1,
+      lockKey,
+      channelName,
+    );
+    await until(async () => (await scriptCalls()) > before, 3000, 'the woken waiter tries');
+    const releasedAt = performance.now();
+    await foreign.eval("redis.call('del', KEYS[1]) redis.call('publish', ARGV[1], 'released')", 1, lockKey, channelName);
+    await within(Promise.all([first!, second!]), 5000, 'both waiters are granted');
+    // One attempt that lost (the woken waiter's; nobody else was woken), then per waiter a grant and its release.
+    expect(await scriptCalls(), 'scripts run for a lost release and two grants').toBe(before + 1 + 2 * 2);
+    expect(order, 'the waiter that lost the race is served first').toEqual(['first', 'second']);
+    expect(performance.now() - releasedAt, 'the waiters were woken by releases, not by the 60 s re-check').toBeLessThan(3000);
+  });
+});
