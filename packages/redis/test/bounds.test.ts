@@ -1,12 +1,12 @@
 import { createLockProvider, ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
-import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { type HungListener, hungListener } from '@holdfast/test-harness/faults';
 import { codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
 import { RedisNode } from '../src/redis-node.js';
 import { quorumUrl } from './quorum-url.js';
-import { startRedisProcess, type RedisProcess } from './redis-process.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // Every call keeps the caller's bounds whatever the server does: a host that accepts connections
 // and never answers, or a server stopped with SIGSTOP (sockets open, nothing read).
@@ -36,7 +36,7 @@ afterEach(async () => {
 describe('a host that accepts connections and never answers', { timeout: 30_000 }, () => {
   const url = `redis://${hung.address.host}:${hung.address.port}`;
 
-  test('acquire({ waitMs: 2000 }) gives up at its deadline with a BackendError (the CLI\'s --wait 2s)', async () => {
+  test("acquire({ waitMs: 2000 }) gives up at its deadline with a BackendError (the CLI's --wait 2s)", async () => {
     const locks = open({ url });
     const { ms, error } = await timed(locks.acquire(newKey(), { waitMs: 2000 }), 4000, 'acquire');
     expect(codeOf(error)).toBe(ErrorCode.Backend);
@@ -79,7 +79,12 @@ describe('a host that accepts connections and never answers', { timeout: 30_000 
     const closed = await timed(locks.close(), 3000, 'close');
     expect(closed.error).toBeUndefined();
     expect(closed.ms).toBeLessThan(500);
-    await until(() => hung.openConnections === 0, 300, () => `close() closes its connections to the hung host (${hung.openConnections} open)`, { everyMs: 10 });
+    await until(
+      () => hung.openConnections === 0,
+      300,
+      () => `close() closes its connections to the hung host (${hung.openConnections} open)`,
+      { everyMs: 10 },
+    );
     expect(hung.openConnections).toBe(0);
   });
 });
@@ -133,8 +138,12 @@ describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, (
     expect(codeOf(lock!.signal.reason)).toBe(ErrorCode.Lost);
   });
 
-  test('a node\'s close() stops waiting for QUIT when its signal aborts, however long the command timeout', async () => {
-    const node = new RedisNode('redis under test', { host: '127.0.0.1', port: server!.port }, { db: 0, commandTimeoutMs: 10_000, connectTimeoutMs: 3000 });
+  test("a node's close() stops waiting for QUIT when its signal aborts, however long the command timeout", async () => {
+    const node = new RedisNode(
+      'redis under test',
+      { host: '127.0.0.1', port: server!.port },
+      { db: 0, commandTimeoutMs: 10_000, connectTimeoutMs: 3000 },
+    );
     await node.ready(AbortSignal.timeout(3000));
     server!.pause();
     const closed = await timed(node.close(AbortSignal.timeout(200)), 5000, 'node close');
@@ -154,7 +163,11 @@ describe.skipIf(three.length === 0)('a quorum of 3 with nodes stopped with SIGST
     expect(await locks.inspect(key)).toBeNull();
     three[2]!.pause();
     let lock: Lock | null = null;
-    const granted = await timed(locks.tryAcquire(key, { ttlMs: 600 }).then((taken) => (lock = taken)), 3000, 'tryAcquire');
+    const granted = await timed(
+      locks.tryAcquire(key, { ttlMs: 600 }).then((taken) => (lock = taken)),
+      3000,
+      'tryAcquire',
+    );
     expect(granted.error).toBeUndefined();
     // The majority's answer plus the 250 ms the third node gets, far below the 2 s command timeout.
     expect(granted.ms).toBeLessThan(700);
@@ -184,4 +197,3 @@ describe.skipIf(three.length === 0)('a quorum of 3 with nodes stopped with SIGST
     expect(attempt.ms).toBeLessThan(900);
   });
 });
-

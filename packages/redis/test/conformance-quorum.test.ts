@@ -15,7 +15,8 @@ describe.skipIf(!set)('redis quorum of 3 local redis-server instances', () => {
     name: 'redis (quorum of 3)',
     createProvider: () => createRedisProvider({ url }),
     child: { url },
-    createUnreachableProvider: async () => createRedisProvider({ url: quorumUrl((await freePorts(3)).map((port) => `redis://127.0.0.1:${port}`)) }),
+    createUnreachableProvider: async () =>
+      createRedisProvider({ url: quorumUrl((await freePorts(3)).map((port) => `redis://127.0.0.1:${port}`)) }),
     faults: { unsupported: 'a quorum has no single server to stall, hang or cut; the fault cases run against redis (single node)' },
     shortTtlMs: 600,
     promptWakeMs: 300,

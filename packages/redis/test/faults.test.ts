@@ -1,6 +1,6 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
-import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -62,7 +62,9 @@ describe.skipIf(!five)('quorum of 5 under faults', { timeout: 60_000 }, () => {
       expect(codeOf(error)).toBe(ErrorCode.Backend);
       expect(String((error as Error).message)).toMatch(/3 of 5 nodes failed/);
       expect(Date.now() - started).toBeLessThan(1000);
-      expect(codeOf(await rejection(within(a.acquire(newKey(), { waitMs: 500 }), 5000, 'acquire with 3 of 5 down')))).toBe(ErrorCode.Backend);
+      expect(codeOf(await rejection(within(a.acquire(newKey(), { waitMs: 500 }), 5000, 'acquire with 3 of 5 down')))).toBe(
+        ErrorCode.Backend,
+      );
     } finally {
       await Promise.all([0, 1, 2].map((i) => set.restart(i)));
     }

@@ -1,5 +1,5 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
-import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import Redlock, { ExecutionError } from 'redlock';
@@ -68,7 +68,7 @@ describe.skipIf(!set)('interoperability with the redlock package (5.0.0-beta.2)'
       await mine.release();
     });
 
-    test('neither library can release or extend the other one\'s lock', async () => {
+    test("neither library can release or extend the other one's lock", async () => {
       const key = newKey();
       const locks = holdfast();
       const stale = await redlock().acquire([key], 300);

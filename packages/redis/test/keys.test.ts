@@ -75,7 +75,7 @@ describe.skipIf(!redis.url)(`keys in Redis (${redis.label})`, { timeout: 20_000 
     await lock!.release();
   });
 
-  test('by default an app\'s own data key of the same name does not make the lock busy', async () => {
+  test("by default an app's own data key of the same name does not make the lock busy", async () => {
     const key = newKey();
     await raw!.set(key, 'application data');
     try {
@@ -117,7 +117,10 @@ describe.skipIf(!redis.url)(`keys in Redis (${redis.label})`, { timeout: 20_000 
 
     const refused = track(createRedisProvider({ url: `${url}/99` }));
     const started = Date.now();
-    await expect(refused.tryAcquire(key)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/database 99/) });
+    await expect(refused.tryAcquire(key)).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(/database 99/),
+    });
     // Not retried as a transient failure: a waiting acquire fails at once too.
     await expect(refused.acquire(key, { waitMs: 5000 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
     expect(Date.now() - started).toBeLessThan(1000);

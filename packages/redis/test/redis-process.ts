@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +58,14 @@ async function launch(bin: string, port: number, extraArgs: readonly string[]): 
 }
 
 async function answersPing(port: number): Promise<boolean> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, connectTimeout: 500, commandTimeout: 500 });
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    connectTimeout: 500,
+    commandTimeout: 500,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();

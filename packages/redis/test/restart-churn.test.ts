@@ -2,7 +2,7 @@ import type { Lock, LockProvider } from '@holdfast/core';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
-import { startRedisProcess, type RedisProcess } from './redis-process.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // Contenders loop acquire -> hold -> release while the server is killed and restarted without
 // persistence again and again: whenever a lock is granted, every earlier holder of that key must

@@ -1,12 +1,12 @@
 import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { lostWithin } from '@holdfast/test-harness/helpers';
-import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
 import { quorumUrl } from './quorum-url.js';
-import { startRedisProcess, type RedisProcess } from './redis-process.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // Servers restarted without persistence forget every key: the holder must hear about it before
 // anybody else can be granted the lock again.
@@ -47,7 +47,7 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     const fresh = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000 }), holder!);
     const first = await Promise.race([waiter.then((won) => ({ won, other: fresh })), fresh.then((won) => ({ won, other: waiter }))]);
     expect(first.won.holderAborted, 'holder still believed it held the lock when another was granted').toBe(true);
-    expect(Date.now() - restartedAt, 'the forgotten key was granted well before the holder\'s lease ended').toBeLessThan(15_000);
+    expect(Date.now() - restartedAt, "the forgotten key was granted well before the holder's lease ended").toBeLessThan(15_000);
     await first.won.lock.release();
     const second = await first.other;
     expect(second.holderAborted).toBe(true);
@@ -80,7 +80,9 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     expect(holder).not.toBeNull();
     const admin = new Redis(server.url);
     try {
-      const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes('name=restart-test-holder'));
+      const clients = String(await admin.client('LIST'))
+        .split('\n')
+        .filter((line) => line.includes('name=restart-test-holder'));
       expect(clients).toHaveLength(1);
       const id = /\bid=(\d+)/.exec(clients[0]!)![1]!;
       const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 10_000 }), holder!);
@@ -111,7 +113,9 @@ describe.skipIf(!single)('a primary turned into a replica (a failover that keeps
       // The other server stands for the promoted replica; the demoted one keeps its clients connected.
       expect(await admin.replicaof('127.0.0.1', single!.port)).toBe('OK');
       await lostWithin(holder!, ttlMs, 'holder told after its server became a replica');
-      expect(Date.now() - demotedAt, 'told at the first renewal (ttl/3), not at the safety deadline (0.9 ttl)').toBeLessThan(ttlMs / 3 + 700);
+      expect(Date.now() - demotedAt, 'told at the first renewal (ttl/3), not at the safety deadline (0.9 ttl)').toBeLessThan(
+        ttlMs / 3 + 700,
+      );
       expect((holder!.signal.reason as { message?: string }).message).toMatch(/READONLY/);
       await expect(locks.tryAcquire(newKey())).rejects.toMatchObject({ code: ErrorCode.Backend });
     } finally {

@@ -1,4 +1,4 @@
-import { startRedisSet, type RedisSet } from '@holdfast/test-harness/servers';
+import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import Redlock from 'redlock';
@@ -39,7 +39,7 @@ describe.skipIf(!redis.url)(`wake-ups (${redis.label})`, () => {
     }
   });
 
-  test('an expiry (which publishes nothing) is noticed promptly: the wait is capped by the holder\'s PTTL', async () => {
+  test("an expiry (which publishes nothing) is noticed promptly: the wait is capped by the holder's PTTL", async () => {
     // A holder that can neither renew nor let go (a redlock or crashed one): only the key's expiry frees it.
     const raw = new Redis(redis.url!);
     const b = open();
