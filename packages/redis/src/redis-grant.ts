@@ -140,9 +140,13 @@ export class RedisGrant implements BackendGrant, Voter {
    */
   private counted(confirmed: Session[], denied: readonly string[], detail: string): void {
     if (this.gone) return;
-    const replaced = new Set([...confirmed.map((session) => session.server), ...denied]);
-    for (const vote of this.votes) if (replaced.has(vote.server)) vote.withdraw(this);
-    this.votes = [...this.votes.filter((vote) => !replaced.has(vote.server)), ...confirmed];
+    if (this.votes.length > 0) {
+      const replaced = new Set([...confirmed.map((session) => session.server), ...denied]);
+      for (const vote of this.votes) if (replaced.has(vote.server)) vote.withdraw(this);
+      this.votes = [...this.votes.filter((vote) => !replaced.has(vote.server)), ...confirmed];
+    } else {
+      this.votes = [...confirmed];
+    }
     for (const vote of confirmed) if (!this.gone) vote.enlist(this);
     this.stillStanding(detail);
   }
