@@ -3,7 +3,7 @@ import { within } from '../helpers/within.js';
 import { percentile } from '../percentile.js';
 import type { BenchSettings } from './settings.js';
 import { benchKey, now, sleep } from './measure.js';
-import type { BenchRow, LockClient, LockSubject } from './types.js';
+import type { BenchRow, LockClient, LockSubject, Release } from './types.js';
 
 /**
  * Counts what the server did (Redis commands) over a slice of its own, apart from the timed slices:
@@ -20,6 +20,9 @@ interface Tally {
   /** Grants of a key that another contender of this process still held (its release() had not begun). */
   overlaps: number;
   failedReleases: number;
+  /** acquire() calls that threw (a backend failure under load), and the first reason. */
+  failedAcquires: number;
+  firstFailure?: string;
   readonly waits: number[];
   readonly perContender: number[];
   readonly counted: Map<string, number>;
@@ -75,7 +78,7 @@ async function warmClient(subject: LockSubject): Promise<LockClient> {
 }
 
 function emptyTally(n: number): Tally {
-  return { grants: 0, ms: 0, gaveUp: 0, overlaps: 0, failedReleases: 0, waits: [], perContender: Array.from({ length: n }, () => 0), counted: new Map() };
+  return { grants: 0, ms: 0, gaveUp: 0, overlaps: 0, failedReleases: 0, failedAcquires: 0, waits: [], perContender: Array.from({ length: n }, () => 0), counted: new Map() };
 }
 
 function keyPicker(prefix: string, keys: number): () => string {
@@ -95,7 +98,15 @@ async function slice(clients: LockClient[], keyOf: () => string, ms: number, tal
     while (!stop.signal.aborted && now() < end) {
       const asked = now();
       const key = keyOf();
-      const release = await client.acquire(key, stop.signal);
+      let release: Release | null;
+      try {
+        release = await client.acquire(key, stop.signal);
+      } catch (error) {
+        tally.failedAcquires++;
+        tally.firstFailure ??= (error as Error).message;
+        await sleep(10); // a backend that fails fast must not spin
+        continue;
+      }
       if (!release) {
         if (!stop.signal.aborted) tally.gaveUp++;
         continue;
@@ -132,6 +143,7 @@ function cellRows(subject: LockSubject, n: number, keys: number, tally: Tally, r
     tally.gaveUp > 0 ? `${tally.gaveUp} waits gave up` : '',
     tally.overlaps > 0 ? `${tally.overlaps} grants while another contender held the key` : '',
     tally.failedReleases > 0 ? `${tally.failedReleases} releases failed` : '',
+    tally.failedAcquires > 0 ? `${tally.failedAcquires} acquires failed (${tally.firstFailure})` : '',
   ].filter(Boolean);
   return [
     { ...base, metric: 'grants/s', value: rate, unit: 'grants/s', ...(notes.length > 0 ? { note: notes.join('; ') } : {}) },
