@@ -6,9 +6,12 @@ import { adapterOptions, checkOptions, type MysqlProviderOptions } from './optio
 import { openPool } from './pool.js';
 import { SchemaGuard } from './schema-guard.js';
 import { settingsFrom } from './settings.js';
+import { slotStatements } from './slot-statements.js';
+import { SlotTable } from './slot-table.js';
 import { SqlRunner } from './sql-runner.js';
 import { statements } from './statements.js';
 import { tableNames } from './table-names.js';
+import { TableSession } from './table-session.js';
 
 export { MYSQL_CAPABILITIES } from './capabilities.js';
 export type { MysqlWake } from './mysql-backend.js';
@@ -24,8 +27,10 @@ export function createMysqlProvider(options: MysqlProviderOptions): LockProvider
   const names = tableNames(settings.table);
   const { pool, sockets } = openPool(options.pool, { uri: settings.uri, connectTimeout: settings.connectTimeoutMs });
   const runner = new SqlRunner(pool, sockets);
-  const table = new LockTable(runner, statements(names), names, new SchemaGuard(runner, names, settings.createTables));
-  return createProvider(new MysqlBackend(runner, table, settings.pollIntervalMs), providerOptions(options));
+  const db = new TableSession(runner, names, new SchemaGuard(runner, names, settings.createTables));
+  const sql = statements(names);
+  const backend = new MysqlBackend(runner, new LockTable(db, sql), new SlotTable(db, sql, slotStatements(names)), settings.pollIntervalMs);
+  return createProvider(backend, providerOptions(options));
 }
 
 /** Entry point used by `createLockProvider('mysql://...')`; `options.adapter` takes table, createTables, pollIntervalMs, connectTimeoutMs. */

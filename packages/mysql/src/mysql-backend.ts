@@ -7,36 +7,56 @@ import {
   type GrantRequest,
   granted,
   type LockBackend,
+  type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { MYSQL_CAPABILITIES } from './capabilities.js';
+import { HeldSlotWatch } from './held-slot-watch.js';
 import { type Holder, KeyWatch } from './key-watch.js';
-import type { LockTable } from './lock-table.js';
+import type { GrantAnswer, LockTable } from './lock-table.js';
 import { MysqlGrant } from './mysql-grant.js';
+import type { SlotTable } from './slot-table.js';
 import type { SqlRunner } from './sql-runner.js';
 
-/** What a busy answer tells the wait that follows it: the holder it saw (token, lease left by the server's clock). */
+/** What a busy answer tells the wait that follows it: the holder it saw (token, lease left by the server's clock, a free slot or not). */
 export type MysqlWake = Holder;
 
-/** Lease mode: a row per held key, a few autocommit statements per operation, polled wake-ups. */
+/** Lease mode: a row per held key (a lock, or a semaphore's slots), a few autocommit statements per operation, polled wake-ups. */
 export class MysqlBackend implements LockBackend<MysqlWake> {
   readonly name = 'mysql';
   readonly capabilities = MYSQL_CAPABILITIES;
   private readonly watch: KeyWatch;
+  private readonly heldSlots: HeldSlotWatch;
 
   constructor(
     private readonly runner: SqlRunner,
-    private readonly table: LockTable,
+    private readonly locks: LockTable,
+    private readonly slots: SlotTable,
     pollIntervalMs: number,
   ) {
-    this.watch = new KeyWatch((key, signal) => table.holder(key, signal), pollIntervalMs);
+    this.watch = new KeyWatch((key, signal) => locks.holder(key, signal), pollIntervalMs);
+    this.heldSlots = new HeldSlotWatch((keys, signal) => slots.liveSlots(keys, signal), pollIntervalMs);
   }
 
   async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<MysqlWake>> {
-    const answer = await this.table.grant(request, call.signal);
-    if (!answer.granted) return busy(answer.holder ?? undefined);
-    const { token, acquiredAt, expiresAt } = answer.lock;
-    return granted(new MysqlGrant(this.table, request.key, request.lockId, token, acquiredAt, expiresAt!));
+    const answer = await this.locks.grant(request, call.signal);
+    return this.outcome(
+      answer,
+      (lock) => new MysqlGrant(this.locks, request.key, request.lockId, lock.token, lock.acquiredAt, lock.expiresAt!),
+    );
+  }
+
+  async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MysqlWake>> {
+    const answer = await this.slots.grant(request, call.signal);
+    return this.outcome(answer, (slot) => {
+      // Told within a poll interval when the slot is force-released, rather than at its next renewal.
+      const unwatch = this.heldSlots.watch(request.key, request.lockId, () => request.onLost('its slot is gone: force-released or lapsed'));
+      return new MysqlGrant(this.slots, request.key, request.lockId, slot.token, slot.acquiredAt, slot.expiresAt!, unwatch);
+    });
+  }
+
+  slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return this.slots.holders(key, call.signal);
   }
 
   waitForChange(key: string, state: Busy<MysqlWake>, options: WaitOptions): Promise<void> {
@@ -44,23 +64,29 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
   }
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    await this.table.release(request.key, request.lockId, call.signal);
+    const table = (request as SlotRequest).limit === undefined ? this.locks : this.slots;
+    await table.release(request.key, request.lockId, call.signal);
   }
 
   inspect(key: string, call: CallContext): Promise<LockInfo | null> {
-    return this.table.inspect(key, call.signal);
+    return this.locks.inspect(key, call.signal);
   }
 
   list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
-    return this.table.list(prefix, call.signal);
+    return this.locks.list(prefix, call.signal);
   }
 
   forceRelease(key: string, call: CallContext): Promise<boolean> {
-    return this.table.forceRelease(key, call.signal);
+    return this.locks.forceRelease(key, call.signal);
   }
 
   async close(call: CallContext): Promise<void> {
     this.watch.close();
+    this.heldSlots.close();
     await this.runner.close(call.signal);
+  }
+
+  private outcome(answer: GrantAnswer, grant: (lock: LockInfo) => MysqlGrant): GrantOutcome<MysqlWake> {
+    return answer.granted ? granted(grant(answer.lock)) : busy(answer.holder ?? undefined);
   }
 }

@@ -9,6 +9,8 @@ import type { TableNames } from './table-names.js';
  *   converts through each session's time_zone (an app pool may set its own) and ends in 2038.
  * - InnoDB, named: the grant relies on its row locks; another engine would make it unsafe.
  * - Fence rows are never deleted: they keep every key's token rising after its lock row is gone.
+ * - A semaphore is one row too: its limit in slot_limit, its holders in the slots array (JSON:
+ *   native on MySQL 8, a checked LONGTEXT on MariaDB; see slot-statements.ts).
  */
 export function createTableStatements(t: TableNames): readonly string[] {
   return [
@@ -19,7 +21,9 @@ export function createTableStatements(t: TableNames): readonly string[] {
   reason TEXT CHARACTER SET utf8mb4 NULL,
   token BIGINT UNSIGNED NOT NULL,
   acquired_at DATETIME(3) NOT NULL,
-  expires_at DATETIME(3) NOT NULL
+  expires_at DATETIME(3) NOT NULL,
+  slot_limit INT NULL,
+  slots JSON NULL
 ) ENGINE=InnoDB`,
     `CREATE TABLE IF NOT EXISTS ${t.fences} (
   \`key\` VARBINARY(256) NOT NULL PRIMARY KEY,

@@ -11,29 +11,36 @@ export interface Statements {
   readonly reserve: string;
   /** [lock id, owner, reason, ttl µs, key, reserved, lock id, owner, reason, reserved, ttl µs] → takes the row if free. */
   readonly take: string;
-  /** [key] → the live lock (LIVE columns), or no row when the key is free. */
+  /** [key] → the key's live row (LIVE columns: a lock, or a semaphore with its slots), or no row when the key is free. */
   readonly live: string;
   /** [ttl µs, key, lock id] → affectedRows 1 when the live grant was extended. */
   readonly extend: string;
   /** [key, lock id] → affectedRows 1 when this grant's row was there (live or lapsed) and is now gone. */
   readonly release: string;
-  /** [from, to] → every live lock with from <= key < to. */
+  /** [from, to] → every live plain lock with from <= key < to. */
   readonly list: string;
-  /** [key] → affectedRows 1 when a live lock was freed. */
+  /** [key] → affectedRows 1 when a live lock, or a semaphore with a live slot, was freed. */
   readonly forceRelease: string;
 }
 
-const NOW = 'UTC_TIMESTAMP(3)';
+export const NOW = 'UTC_TIMESTAMP(3)';
+/** The server's now in ms since the epoch (UTC), as the slots array stores times. */
+export const NOW_MS = `(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${NOW}) DIV 1000)`;
 const epochMs = (column: string): string => `CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${column}) DIV 1000 AS CHAR)`;
-/** A lock row: its holder, token and lease, and how much of the lease is left by the server's clock. */
+/**
+ * A lock row: its holder, token and lease, and how much of the lease is left by the server's clock;
+ * for a semaphore also its limit and slots (as UTF-8 bytes, whatever the connection's charset) and
+ * the server's now, against which the slots' expiries are judged.
+ */
 const LIVE = `\`key\`, lock_id, owner, reason, CAST(token AS CHAR) AS token, ${epochMs('acquired_at')} AS acquired_ms, ${epochMs('expires_at')} AS expires_ms,
-  CAST(TIMESTAMPDIFF(MICROSECOND, ${NOW}, expires_at) DIV 1000 AS CHAR) AS remaining_ms`;
+  CAST(TIMESTAMPDIFF(MICROSECOND, ${NOW}, expires_at) DIV 1000 AS CHAR) AS remaining_ms, slot_limit,
+  CAST(CAST(slots AS CHAR CHARACTER SET utf8mb4) AS BINARY) AS slots, CAST(${NOW_MS} AS CHAR) AS now_ms`;
 
 /**
  * A grant is a few statements, each atomic on its own (autocommit), so a client that stalls between
  * them holds no row lock that could stall anyone else:
  * 1. live: a plain read of the key's row; held by someone else: busy (nothing written), with the
- *    holder's token and remaining lease for the wait that follows;
+ *    holder's token and remaining lease for the wait that follows; a semaphore in use: a conflict;
  * 2. reserve: bump the key's fence counter;
  * 3. take: write the lock row with that token, only if the reservation is still the newest (read
  *    under a shared lock, so no newer reservation can commit meanwhile, whatever the isolation
@@ -58,7 +65,8 @@ export function statements(t: TableNames): Statements {
 SELECT f.\`key\`, ?, CONVERT(? USING utf8mb4), CONVERT(? USING utf8mb4), f.token, ${NOW}, ${NOW} + INTERVAL ? MICROSECOND
   FROM ${t.fences} AS f WHERE f.\`key\` = ? AND f.token = ? LOCK IN SHARE MODE
 ON DUPLICATE KEY UPDATE ${keep('lock_id', '?')}, ${keep('owner', 'CONVERT(? USING utf8mb4)')}, ${keep('reason', 'CONVERT(? USING utf8mb4)')},
-  ${keep('token', '?')}, ${keep('acquired_at', NOW)}, ${keep('expires_at', `${NOW} + INTERVAL ? MICROSECOND`)}`,
+  ${keep('token', '?')}, ${keep('acquired_at', NOW)}, ${keep('slot_limit', 'NULL')}, ${keep('slots', 'NULL')},
+  ${keep('expires_at', `${NOW} + INTERVAL ? MICROSECOND`)}`,
 
     live: `SELECT ${LIVE} FROM ${t.locks} WHERE \`key\` = ? AND expires_at > ${NOW}`,
 
@@ -67,8 +75,9 @@ ON DUPLICATE KEY UPDATE ${keep('lock_id', '?')}, ${keep('owner', 'CONVERT(? USIN
     // An own row whose lease ran out is deleted too: nobody else holds it, and it would only linger.
     release: `DELETE FROM ${t.locks} WHERE \`key\` = ? AND lock_id = ?`,
 
-    list: `SELECT ${LIVE} FROM ${t.locks} WHERE \`key\` >= ? AND \`key\` < ? AND expires_at > ${NOW} ORDER BY \`key\``,
+    list: `SELECT ${LIVE} FROM ${t.locks} WHERE \`key\` >= ? AND \`key\` < ? AND expires_at > ${NOW} AND slot_limit IS NULL ORDER BY \`key\``,
 
+    // A semaphore's row lives as long as its last live slot (slot-statements.ts): all of them go.
     forceRelease: `DELETE FROM ${t.locks} WHERE \`key\` = ? AND expires_at > ${NOW}`,
   };
 }

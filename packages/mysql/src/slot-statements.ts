@@ -1,0 +1,92 @@
+import { NOW, NOW_MS } from './statements.js';
+import type { TableNames } from './table-names.js';
+
+/** The SQL of semaphores, built once per table (the grant's look and reserve are the lock's: statements.ts). */
+export interface SlotStatements {
+  /** [lock id, owner, reason, ttl ms, limit, key, reserved] → takes a slot if the key is free or its semaphore of this limit has room. */
+  readonly take: string;
+  /** [lock id, ttl ms, key] → affectedRows 1 when the live slot was extended. */
+  readonly extend: string;
+  /** [lock id, key] → affectedRows 1 when this slot was there (live or lapsed) and is now gone. */
+  readonly release: string;
+  /** [keys] → (key, lock_id) of every live slot of those keys. */
+  readonly liveSlots: string;
+}
+
+/** The row's slots as a table: position (1-based), lock id and expiry; NULL slots (a plain lock's row) as none. */
+const slotsOf = (slots: string): string =>
+  `JSON_TABLE(COALESCE(${slots}, JSON_ARRAY()), '$[*]' COLUMNS (i FOR ORDINALITY,
+    lock_id VARCHAR(64) PATH '$.lock_id', expires_ms BIGINT PATH '$.expires_ms')) AS s`;
+const LIVE = `s.expires_ms > ${NOW_MS}`;
+const liveCount = (slots: string): string => `(SELECT COUNT(*) FROM ${slotsOf(slots)} WHERE ${LIVE})`;
+/** The JSON path of the first slot matching `where` ('$[2]'), or NULL when none does. */
+const pathOf = (slots: string, where: string): string => `(SELECT CONCAT('$[', MIN(s.i) - 1, ']') FROM ${slotsOf(slots)} WHERE ${where})`;
+/** A DATETIME(3) from ms since the epoch (no time zone involved: a DATETIME literal plus an interval). */
+const fromMs = (ms: string): string => `(TIMESTAMP'1970-01-01 00:00:00' + INTERVAL (${ms}) * 1000 MICROSECOND)`;
+/** The parameters, each sent once: a derived table the statement joins (and ON DUPLICATE KEY UPDATE may read). */
+const asked = (columns: readonly string[]): string => `(SELECT ${columns.join(', ')}) AS a`;
+/** The lock id as bytes: compared byte for byte whatever collation JSON_TABLE gives its column. */
+const LOCK_ID = '? AS lock_id';
+
+/**
+ * A semaphore is ONE row of the locks table: slot_limit, and its holders in the slots JSON array
+ * ({lock_id, owner, reason, token, acquired_ms, expires_ms}, times in ms since the epoch by the
+ * server's clock). So every decision about a key (plain lock or semaphore, which limit, how many
+ * live slots) is judged on the newest committed version of that one row, which ON DUPLICATE KEY
+ * UPDATE and UPDATE lock and read; a read of other rows would see an older snapshot. The row's
+ * expires_at is its last live slot's (or its release time), so to a plain lock's statements a
+ * semaphore in use is a live row and an empty one a lapsed row; lock_id and owner are '' (no lock id
+ * ever matches). A slot whose expiry has passed counts as free; a grant reuses its position (or
+ * appends while none is free), a release removes the slot, so the array never outgrows the limit.
+ *
+ * Every expression gives the same result whether it sees the row before or after the statement's
+ * other assignments: MySQL assigns left to right in a single-table UPDATE (and ON DUPLICATE KEY
+ * UPDATE), MariaDB too unless sql_mode has SIMULTANEOUS_ASSIGNMENT, and neither promises an order in
+ * a multi-table UPDATE. So the take's columns are guarded by "there was room, or the row's token is
+ * this take's reservation now" (no older token can equal the newest reservation), expires_at and
+ * slots, which decide "room", come last, and expiries are computed from the other slots plus this
+ * one's new value.
+ *
+ * Only JSON functions both servers have: JSON_TABLE (MySQL 8.0.4+, MariaDB 10.6+), JSON_OBJECT,
+ * JSON_SET, JSON_REMOVE, JSON_ARRAY. No JSON_ARRAYAGG (MariaDB's is cut at group_concat_max_len)
+ * and no ->> (MariaDB lacks it).
+ */
+export function slotStatements(t: TableNames): SlotStatements {
+  const row = t.locks;
+  const mine = `JSON_OBJECT('lock_id', CONVERT(a.lock_id USING utf8mb4), 'owner', a.owner, 'reason', a.reason,
+    'token', CAST(f.token AS CHAR CHARACTER SET utf8mb4), 'acquired_ms', ${NOW_MS}, 'expires_ms', ${NOW_MS} + a.ttl_ms)`;
+  const room = `(${row}.expires_at <= ${NOW} OR (${row}.slot_limit = a.slot_limit AND ${liveCount(`${row}.slots`)} < a.slot_limit))`;
+  // token is assigned first: from then on, equal to the newest reservation exactly when this take happened.
+  const ifTaken = (column: string, value: string): string =>
+    `${column} = IF(${room} OR ${row}.token = f.token, ${value}, ${row}.${column})`;
+  // A free position: a lapsed slot's, else one past the end (JSON_SET appends there).
+  const freePath = `COALESCE(${pathOf(`${row}.slots`, `NOT (${LIVE})`)}, CONCAT('$[', JSON_LENGTH(${row}.slots), ']'))`;
+  const myLivePath = (slots: string): string => pathOf(slots, `s.lock_id = a.lock_id AND ${LIVE}`);
+  return {
+    take: `INSERT INTO ${row} (\`key\`, lock_id, owner, reason, token, acquired_at, expires_at, slot_limit, slots)
+SELECT f.\`key\`, '', '', NULL, f.token, ${NOW}, ${fromMs(`${NOW_MS} + a.ttl_ms`)}, a.slot_limit, JSON_ARRAY(${mine})
+  FROM ${t.fences} AS f
+  JOIN ${asked([LOCK_ID, 'CONVERT(? USING utf8mb4) AS owner', 'CONVERT(? USING utf8mb4) AS reason', '? AS ttl_ms', '? AS slot_limit'])}
+  WHERE f.\`key\` = ? AND f.token = ? LOCK IN SHARE MODE
+ON DUPLICATE KEY UPDATE
+  token = IF(${room}, f.token, ${row}.token),
+  ${ifTaken('lock_id', "''")}, ${ifTaken('owner', "''")}, ${ifTaken('reason', 'NULL')}, ${ifTaken('acquired_at', NOW)},
+  ${ifTaken('slots', `IF(${row}.expires_at <= ${NOW}, JSON_ARRAY(${mine}), JSON_SET(${row}.slots, ${freePath}, ${mine}))`)},
+  ${ifTaken('slot_limit', 'a.slot_limit')},
+  ${ifTaken('expires_at', `GREATEST(IF(${row}.expires_at > ${NOW}, ${row}.expires_at, ${NOW}), ${fromMs(`${NOW_MS} + a.ttl_ms`)})`)}`,
+
+    extend: `UPDATE ${row} AS l JOIN ${asked([LOCK_ID, '? AS ttl_ms'])}
+SET l.slots = JSON_SET(l.slots, CONCAT(${myLivePath('l.slots')}, '.expires_ms'), ${NOW_MS} + a.ttl_ms),
+  l.expires_at = ${fromMs(`(SELECT MAX(IF(s.lock_id = a.lock_id, ${NOW_MS} + a.ttl_ms, s.expires_ms)) FROM ${slotsOf('l.slots')} WHERE ${LIVE})`)}
+WHERE l.\`key\` = ? AND l.slot_limit IS NOT NULL AND ${myLivePath('l.slots')} IS NOT NULL`,
+
+    // A lapsed own slot is removed too (tidying). The row then lasts as long as its other live slots.
+    release: `UPDATE ${row} AS l JOIN ${asked([LOCK_ID])}
+SET l.expires_at = ${fromMs(`COALESCE((SELECT MAX(s.expires_ms) FROM ${slotsOf('l.slots')} WHERE ${LIVE} AND s.lock_id <> a.lock_id), ${NOW_MS})`)},
+  l.slots = JSON_REMOVE(l.slots, ${pathOf('l.slots', 's.lock_id = a.lock_id')})
+WHERE l.\`key\` = ? AND l.slot_limit IS NOT NULL AND ${pathOf('l.slots', 's.lock_id = a.lock_id')} IS NOT NULL`,
+
+    liveSlots: `SELECT l.\`key\`, s.lock_id FROM ${row} AS l, ${slotsOf('l.slots')}
+WHERE l.\`key\` IN (?) AND l.slot_limit IS NOT NULL AND l.expires_at > ${NOW} AND ${LIVE}`,
+  };
+}
