@@ -1,7 +1,8 @@
 import type { Capabilities } from '@holdfast/core';
+import { MAX_TTL_MS } from '@holdfast/core/backend';
 
 const COMMON = {
-  maxTtlMs: 7 * 24 * 3_600_000,
+  maxTtlMs: MAX_TTL_MS,
   defaultTtlMs: 30_000,
   fifo: false,
   wakeUp: 'event',
