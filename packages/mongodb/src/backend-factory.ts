@@ -1,16 +1,18 @@
 import { DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
 import { createClient } from './client.js';
-import { MongoBackend } from './mongo-backend.js';
+import { MongoBackend, type MongoBackendOptions } from './mongo-backend.js';
 import { parseMongoUrl, resolveSettings } from './options.js';
 import { newProcessId } from './process-id.js';
 import { type MongoProviderOptions, settingsIn } from './provider-options.js';
-import type { ServerInfoReader } from './server-info.js';
 
 /**
  * The backend for checked options, without connecting: settings from the URL overridden by the
  * options, a driver client bounded by the call timeout (core's default unless given), a process id.
  */
-export function createMongoBackend(options: MongoProviderOptions, readServerInfo?: ServerInfoReader): MongoBackend {
+export function createMongoBackend(
+  options: MongoProviderOptions,
+  internals: Pick<MongoBackendOptions, 'readServerInfo' | 'chainTiming'> = {},
+): MongoBackend {
   const fromUrl = options.url === undefined ? undefined : parseMongoUrl(options.url);
   const settings = resolveSettings({ ...fromUrl?.settings, ...settingsIn(options) });
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -21,6 +23,6 @@ export function createMongoBackend(options: MongoProviderOptions, readServerInfo
     settings,
     processId: newProcessId(options.port ?? fromUrl?.settings.port),
     commandTimeoutMs: callTimeoutMs,
-    ...(readServerInfo ? { readServerInfo } : {}),
+    ...internals,
   });
 }

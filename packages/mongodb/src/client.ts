@@ -1,6 +1,5 @@
-import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { InvalidArgumentError } from '@holdfast/core';
-
+import { MongoClient, type MongoClientOptions } from 'mongodb';
 
 /** Driver timeouts that keep a hung or unreachable server from holding anything longer than a call may take. */
 const BOUNDED_BY_CALL = ['serverSelectionTimeoutMS', 'connectTimeoutMS', 'socketTimeoutMS'] as const;

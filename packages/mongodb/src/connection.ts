@@ -12,6 +12,7 @@ import { Pinger } from './pinger.js';
 import { connectUnlessRefused } from './refused.js';
 import type { ServerInfoReader } from './server-info.js';
 import type { UnlockQueue } from './unlock-queue.js';
+import type { ChainTiming } from './version-chain.js';
 import { VersionedCatalog } from './versioned-catalog.js';
 import { WakeUps } from './wake-ups.js';
 
@@ -28,6 +29,8 @@ export interface ConnectionOptions {
   /** True for a ts this process holds or is still trying to grab: anything else of ours is an orphan. */
   readonly claims: (ts: ObjectId) => boolean;
   readonly isClosed: () => boolean;
+  /** FerretDB's act window and prune delay (tests shorten them). */
+  readonly chainTiming?: ChainTiming | undefined;
 }
 
 /** The runtime parts of a provider instance, created once the server has answered. */
@@ -54,7 +57,7 @@ export async function connect(options: ConnectionOptions): Promise<Connected> {
   const buildInfo = await db.command({ buildInfo: 1 }, { signal: bound.signal });
   const ferretdb = typeof buildInfo['ferretdbVersion'] === 'string';
   const catalog = ferretdb
-    ? new VersionedCatalog(db, settings.locksCollection, processId)
+    ? new VersionedCatalog(db, settings.locksCollection, processId, options.chainTiming)
     : new DistLockCatalog(db, settings.locksCollection, processId);
   const pings = new PingStore(db, settings.pingsCollection, processId);
   await catalog.ensureIndexes(bound);

@@ -25,8 +25,10 @@ export interface LockDocument {
   renew?: boolean;
   extended?: Date;
   lockId?: string;
-  /** FerretDB only: the version this state has in the key's version records (see versioned-catalog.ts). */
+  /** FerretDB only: the version this state has in the key's version records (see version-chain.ts). */
   version?: number;
+  /** FerretDB only: the id of the commit that wrote this version, unique to it. */
+  commit?: ObjectId;
 }
 
 /** A ping document, shaped as MongoDB's `config.lockpings`. */

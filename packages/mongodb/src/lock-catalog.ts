@@ -18,7 +18,8 @@ export interface Acquisition {
 export interface HeldAcquisition {
   readonly key: string;
   readonly ts: ObjectId;
-  readonly granted?: LockDocument | undefined;
+  /** On FerretDB also when the read it was based on began (monotonic ms): a release soon after may skip reading. */
+  readonly granted?: (LockDocument & { readonly readStartedAt?: number }) | undefined;
 }
 
 /**
@@ -50,4 +51,6 @@ export interface LockCatalog {
   heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
   /** The holder's check: which of these acquisitions the server still shows as held. */
   stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
+  /** Background upkeep the pinger runs each round (FerretDB: deleting superseded version records). */
+  housekeeping?(bound: Bound): Promise<void>;
 }

@@ -20,6 +20,7 @@ import { MongoGrant } from './mongo-grant.js';
 import type { DistLockSettings } from './options.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
 import { UnlockQueue } from './unlock-queue.js';
+import type { ChainTiming } from './version-chain.js';
 
 export interface MongoBackendOptions {
   readonly client: MongoClient;
@@ -32,6 +33,8 @@ export interface MongoBackendOptions {
   readonly commandTimeoutMs: number;
   /** How contenders read the server's clock (tests skew it); default serverStatus. */
   readonly readServerInfo?: ServerInfoReader;
+  /** FerretDB's act window and prune delay (tests shorten them); default CHAIN_TIMING. */
+  readonly chainTiming?: ChainTiming;
 }
 
 /** MongoDB's ReplSetDistLockManager as a Holdfast LockBackend: one instance = one distlock process. */

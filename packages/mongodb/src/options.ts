@@ -28,7 +28,10 @@ const URL_PARAMETERS = {
 } as const;
 
 /** Old names, refused by name so that a setting is never silently ignored. */
-export const RENAMED_OPTIONS: Readonly<Record<string, string>> = { retryIntervalMs: 'pollIntervalMs', holdfastRetryInterval: 'holdfastPollInterval' };
+export const RENAMED_OPTIONS: Readonly<Record<string, string>> = {
+  retryIntervalMs: 'pollIntervalMs',
+  holdfastRetryInterval: 'holdfastPollInterval',
+};
 
 export interface UrlSettings {
   /** The URL to hand to the driver. */
@@ -54,7 +57,8 @@ export function parseMongoUrl(url: string | URL): UrlSettings {
     const renamed = RENAMED_OPTIONS[name];
     if (renamed !== undefined) throw new InvalidArgumentError('url', `parameter ${name} was renamed ${renamed}`);
     const setting = URL_PARAMETERS[name as keyof typeof URL_PARAMETERS];
-    if (!setting) throw new InvalidArgumentError('url', `unknown parameter "${name}"; expected one of ${Object.keys(URL_PARAMETERS).join(' ')}`);
+    if (!setting)
+      throw new InvalidArgumentError('url', `unknown parameter "${name}"; expected one of ${Object.keys(URL_PARAMETERS).join(' ')}`);
     if (setting === 'locksCollection' || setting === 'pingsCollection') settings[setting] = value;
     else if (setting === 'port') settings[setting] = Number.parseInt(value, 10);
     else settings[setting] = parseDuration(value, name);
@@ -72,7 +76,8 @@ export function resolveSettings(given: Partial<DistLockSettings>): DistLockSetti
     pollIntervalMs: given.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
   };
   for (const name of ['pingIntervalMs', 'lockExpirationMs', 'pollIntervalMs'] as const) {
-    if (!Number.isSafeInteger(settings[name]) || settings[name] <= 0) throw new InvalidArgumentError(name, 'must be a positive whole number of ms');
+    if (!Number.isSafeInteger(settings[name]) || settings[name] <= 0)
+      throw new InvalidArgumentError(name, 'must be a positive whole number of ms');
   }
   if (settings.lockExpirationMs < 3 * settings.pingIntervalMs) {
     throw new InvalidArgumentError('lockExpirationMs', `must be at least 3 ping intervals (${3 * settings.pingIntervalMs} ms)`);

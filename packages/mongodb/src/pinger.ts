@@ -107,6 +107,7 @@ export class Pinger {
       const orphans = (await catalog.heldByProcess(this.bound())).filter((lock) => !claims(lock.ts));
       for (const orphan of orphans) unlocks.add(orphan._id, orphan.ts);
       if (orphans.length > 0) await unlocks.drain(catalog, this.bound());
+      await catalog.housekeeping?.(this.bound());
     } catch {
       // The server is unreachable: the ping deadline, not this check, decides about loss then.
     }

@@ -1,30 +1,68 @@
-import type { Collection, Db } from 'mongodb';
+import { BackendError } from '@holdfast/core';
+import { type Collection, type Db, ObjectId } from 'mongodb';
 import { type Bound, throwIfAborted } from './bounded.js';
 import type { LockDocument, VersionRecord } from './documents.js';
 import { isDuplicateKey } from './driver-errors.js';
+import { PruneQueue } from './prune-queue.js';
 import { whileSqliteBusy } from './sqlite-busy.js';
 import { MAJORITY } from './write-concern.js';
 
 /** A lock document's fields without its identity: what a new version records. */
-export type LockFields = Omit<LockDocument, '_id' | 'version'>;
+export type LockFields = Omit<LockDocument, '_id' | 'version' | 'commit'>;
+
+/** A key's state as read, and when the read began (monotonic ms): what a commit is based on. */
+export interface ChainRead {
+  readonly current: LockDocument | null;
+  readonly startedAt: number;
+}
+
+/** How long a commit may take from the read it is based on to its reply, and how long superseded records are kept. */
+export interface ChainTiming {
+  readonly actWindowMs: number;
+  /** Must exceed actWindowMs: see the argument on VersionChain. */
+  readonly pruneDelayMs: number;
+}
+
+export const CHAIN_TIMING: ChainTiming = { actWindowMs: 5_000, pruneDelayMs: 10_000 };
 
 /**
  * Each key's lock states on FerretDB as immutable version records `<version>:<key>` in
- * `<locks>.versions`, and the `locks` document of the key as a mirror of the latest one. The one
- * atomic check FerretDB v1 has is a unique `_id` on insert, so of all writers that read version n,
- * exactly one can insert n + 1, whenever its insert arrives. Every read is by exact `_id`, the only
- * filter FerretDB v1 pushes down to SQLite.
+ * `<locks>.versions`, each with a `commit` id of its own. FerretDB v1 evaluates no filter atomically
+ * with its write; the one atomic check it has is a unique `_id` on insert. So every change is the
+ * insert of version n + 1 computed from version n: of all writers that read n as the latest,
+ * exactly one can insert n + 1. The `locks` document of the key mirrors a recent version and says
+ * where the walk to the latest starts. Every read is by exact `_id`, the only filter FerretDB v1
+ * pushes down to SQLite (and even that is a scan there, so superseded records are pruned).
  *
- * The mirror is written after each insert and by any reader that finds it behind; it may lag or
- * (after a delayed mirror write) regress, so it is only where the walk to the latest version starts.
+ * Why pruning never lets a write grant a lock twice:
+ * 1. Prune: after committing version v, the committer deletes the key's records below v, `pruneDelayMs`
+ *    later, one by one in ascending order, and only when the key's mirror exists. The highest
+ *    version is never deleted, and a record is only deleted after every lower one it saw.
+ * 2. A deleted id `w:<key>` can be inserted again by a delayed write. That writer read w - 1 as the
+ *    latest before w was first committed, so before the prune's commit, so more than `pruneDelayMs`
+ *    before its insert lands. Writers act on a commit (report it, mirror it) only when its reply
+ *    comes within `actWindowMs` < `pruneDelayMs` of the start of their read (durations on each
+ *    process's monotonic clock); a later one fails as unknown. So such a record is never acted on.
+ * 3. Walks: from the mirror's version m, read m + 1, m + 2, ... up to a missing one, then read m
+ *    again: still there with the mirror's commit id, it was deleted by no prune so far, so neither
+ *    was anything above it (rule 1), and the walk saw every version up to the latest. Otherwise
+ *    (pruned, or re-inserted by a late write with another commit id) the latest is found by a query
+ *    of all the key's records (a highest version always exists and is never a re-inserted one).
+ * Every provider of a collection must follow these rules: stop older adapter versions before starting this one.
  */
 export class VersionChain {
   readonly mirrors: Collection<LockDocument>;
   readonly records: Collection<VersionRecord>;
+  readonly prunes: PruneQueue;
 
-  constructor(db: Db, locksCollection: string) {
+  constructor(
+    db: Db,
+    locksCollection: string,
+    private readonly timing: ChainTiming = CHAIN_TIMING,
+  ) {
     this.mirrors = db.collection<LockDocument>(locksCollection, MAJORITY);
     this.records = db.collection<VersionRecord>(`${locksCollection}.versions`, MAJORITY);
+    this.prunes = new PruneQueue(this, timing.pruneDelayMs);
   }
 
   /** The same indexes as on mongod, for the mirror documents (one per command: see catalog.ts). */
@@ -35,39 +73,38 @@ export class VersionChain {
     await this.mirrors.createIndex({ state: 1, process: 1 }, { name: 'state_1_process_1' });
   }
 
-  async head(key: string, bound: Bound): Promise<LockDocument | null> {
-    return this.headFrom(key, await this.mirrors.findOne({ _id: key }, { signal: bound.signal }), bound);
+  async head(key: string, bound: Bound): Promise<ChainRead> {
+    const startedAt = performance.now();
+    const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
+    return { current: await this.headFrom(key, mirror, bound), startedAt };
+  }
+
+  /** The latest version of the key, walking from its mirror (rule 3 above). */
+  async headFrom(key: string, mirror: LockDocument | null, bound: Bound): Promise<LockDocument | null> {
+    const start = mirror?.version ?? 0;
+    let latest: LockDocument | null = null;
+    for (let version = start + 1; ; version++) {
+      const next = await this.read(key, version, bound);
+      if (!next) break;
+      latest = toLock(next);
+    }
+    if (start > 0) {
+      const own = await this.read(key, start, bound);
+      if (!own || !sameCommit(own, mirror!)) return this.repaired(await this.latestByQuery(key, bound), mirror, bound);
+      latest ??= toLock(own);
+    }
+    // A key without records is at version 0: its state is the mirror (a document written by MongoDB itself).
+    return this.repaired(latest ?? mirror, mirror, bound);
   }
 
   /**
-   * The latest version of the key: from the version the mirror names, follow the chain while a next
-   * record exists. Records are never deleted, so versions 1..latest all exist and the walk cannot
-   * stop early. A key without records is at version 0, whose state is the mirror itself (a document
-   * written by MongoDB or by an adapter version without records).
+   * Inserts the version after the one read; null when another writer inserted it first (whenever
+   * that was). A reply later than the act window is an error: the record may have landed in a pruned
+   * range, and nothing may be decided on it (rule 2 above).
    */
-  async headFrom(key: string, mirror: LockDocument | null, bound: Bound): Promise<LockDocument | null> {
-    let version = mirror?.version ?? 0;
-    let current = mirror;
-    if (version > 0) {
-      const record = await this.read(key, version, bound);
-      if (record) current = toLock(record);
-    }
-    for (;;) {
-      const next = await this.read(key, version + 1, bound);
-      if (!next) break;
-      version = next.version;
-      current = toLock(next);
-    }
-    // Read repair: a writer that never heard back (its connection died) never wrote the mirror, and
-    // the holder's orphan sweep and list() look there.
-    if (current && current.version !== mirror?.version) await this.mirror(current, bound);
-    return current;
-  }
-
-  /** Inserts the version after `base`; null when another writer inserted it first (whenever that was). */
-  async commit(key: string, base: LockDocument | null, fields: LockFields, bound: Bound): Promise<LockDocument | null> {
-    const version = (base?.version ?? 0) + 1;
-    const record: VersionRecord = { ...fields, _id: recordId(key, version), key, version };
+  async commit(key: string, read: ChainRead, fields: LockFields, bound: Bound): Promise<(LockDocument & { readStartedAt: number }) | null> {
+    const version = (read.current?.version ?? 0) + 1;
+    const record: VersionRecord = { ...fields, commit: new ObjectId(), _id: recordId(key, version), key, version };
     throwIfAborted(bound);
     try {
       await whileSqliteBusy(bound, () => this.records.insertOne(record));
@@ -75,9 +112,26 @@ export class VersionChain {
       if (isDuplicateKey(error)) return null;
       throw error;
     }
+    if (performance.now() - read.startedAt > this.timing.actWindowMs) {
+      throw new BackendError(
+        'mongodb',
+        `a version record was confirmed more than ${this.timing.actWindowMs} ms after its read; not trusted`,
+      );
+    }
+    if (version > 1) this.prunes.add(key, version);
     const lock = toLock(record);
     await this.mirror(lock, bound);
-    return lock;
+    return { ...lock, readStartedAt: read.startedAt };
+  }
+
+  /**
+   * Whether `own` (a version this process committed) is still the key's latest: the next version is
+   * missing, and then `own` is still there (rule 3: read in that order).
+   */
+  async isLatest(own: LockDocument, bound: Bound): Promise<boolean> {
+    if ((await this.read(own._id, own.version! + 1, bound)) !== null) return false;
+    const again = await this.read(own._id, own.version!, bound);
+    return again !== null && sameCommit(again, own);
   }
 
   /** Rewrites the lease of a record (only its holder ever does); the record after, or null if it is gone. */
@@ -93,22 +147,43 @@ export class VersionChain {
     return updated && toLock(updated);
   }
 
-  /** Best effort: the chain is the truth, the mirror only a starting point and a view for tools. */
+  /** Best effort: the records are the truth, the mirror a starting point and a view for tools. */
   async mirror(lock: LockDocument, bound: Bound): Promise<void> {
     const { _id, ...fields } = lock;
     await whileSqliteBusy(bound, () => this.mirrors.replaceOne({ _id }, fields, { upsert: true })).catch(() => undefined);
   }
 
-  async read(key: string, version: number, bound: Bound): Promise<VersionRecord | null> {
+  read(key: string, version: number, bound: Bound): Promise<VersionRecord | null> {
     return this.records.findOne({ _id: recordId(key, version) }, { signal: bound.signal });
+  }
+
+  /** All records of the key, the highest wins: a scan on FerretDB, only when a walk cannot be trusted. */
+  private async latestByQuery(key: string, bound: Bound): Promise<LockDocument | null> {
+    const [latest] = await this.records.find({ key }, { sort: { version: -1 }, limit: 1, signal: bound.signal }).toArray();
+    return latest ? toLock(latest) : null;
+  }
+
+  /** Read repair: the mirror moves to what the walk found, so the next walk starts there. */
+  private async repaired(latest: LockDocument | null, mirror: LockDocument | null, bound: Bound): Promise<LockDocument | null> {
+    if (latest && latest !== mirror && !(mirror && sameCommit(latest, mirror))) await this.mirror(latest, bound);
+    return latest;
   }
 }
 
-function recordId(key: string, version: number): string {
+export function recordId(key: string, version: number): string {
   return `${version}:${key}`;
 }
 
 function toLock(record: VersionRecord): LockDocument {
   const { _id, key, ...fields } = record;
   return { ...fields, _id: key };
+}
+
+/** The same commit (records written before commit ids existed match on version and ts). */
+export function sameCommit(
+  a: { version?: number; ts: ObjectId; commit?: ObjectId },
+  b: { version?: number; ts: ObjectId; commit?: ObjectId },
+): boolean {
+  if (a.commit || b.commit) return a.commit !== undefined && b.commit !== undefined && a.commit.equals(b.commit);
+  return a.version === b.version && a.ts.equals(b.ts);
 }

@@ -4,10 +4,12 @@ import type { Bound } from './bounded.js';
 import { LOCKED, type LockDocument, UNLOCKED } from './documents.js';
 import { prefixRange } from './key-range.js';
 import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
-import { type LockFields, VersionChain } from './version-chain.js';
+import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';
 
 /** How often forceUnlock re-reads and retries when other writers keep moving the lock. */
 const FORCE_ATTEMPTS = 5;
+/** Holder checks at once. */
+const CHECK_BATCH = 4;
 /** Chains list() walks at once: enough to fill the driver's pool, not to queue thousands of reads. */
 const LIST_BATCH = 50;
 
@@ -16,8 +18,8 @@ const LIST_BATCH = 50;
  * (findAndModify, update and delete all read the matching documents, then write them back by `_id`;
  * measured: 8 racing `updateOne({_id, v: 0})` -> 2 to 8 report a modification). Every change (grab,
  * overtake, unlock, forced unlock) is the insert of the key's next version record (version-chain.ts):
- * a write delayed for any time after another change is refused by the server (E11000), so it can
- * never grant a lock twice. No latch, no timeout.
+ * a write delayed for any time after another change is refused by the server (E11000) or, where
+ * its id was pruned, not acted on, so it can never grant a lock twice. No latch.
  *
  * Reads take the caller's signal; a write, once sent, is left to finish (the driver's socket
  * timeout bounds it), so that whoever abandons a grab can free it once it has settled.
@@ -29,8 +31,9 @@ export class VersionedCatalog implements LockCatalog {
     db: Db,
     locksCollection: string,
     readonly processId: string,
+    private readonly timing: ChainTiming = CHAIN_TIMING,
   ) {
-    this.chain = new VersionChain(db, locksCollection);
+    this.chain = new VersionChain(db, locksCollection, timing);
   }
 
   get locks(): Collection<LockDocument> {
@@ -42,25 +45,31 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
-    const current = await this.chain.head(acquisition.key, bound);
+    const read = await this.chain.head(acquisition.key, bound);
+    const { current } = read;
     // Our own earlier grab of this pass landed although its reply was lost.
     if (current?.state === LOCKED) return current.ts.equals(acquisition.ts) ? current : null;
-    return this.chain.commit(acquisition.key, current, this.acquire(acquisition, current), bound);
+    return this.chain.commit(acquisition.key, read, this.acquire(acquisition, current), bound);
   }
 
   async overtakeLock(acquisition: Acquisition, currentHolderTs: ObjectId, bound: Bound): Promise<LockDocument | null> {
-    const current = await this.chain.head(acquisition.key, bound);
+    const read = await this.chain.head(acquisition.key, bound);
+    const { current } = read;
     if (current?.state === LOCKED && !current.ts.equals(currentHolderTs)) return current.ts.equals(acquisition.ts) ? current : null;
-    return this.chain.commit(acquisition.key, current, this.acquire(acquisition, current), bound);
+    return this.chain.commit(acquisition.key, read, this.acquire(acquisition, current), bound);
   }
 
   async unlock(held: HeldAcquisition, bound: Bound): Promise<boolean> {
-    // Known version: try the release right away; if anything moved the lock since, read the chain.
-    let current = held.granted?.version ? held.granted : await this.chain.head(held.key, bound);
+    const known = held.granted;
+    // Released soon after the grant: based on the grant's own read, no need to read again (a late
+    // reply is refused by the act window, as for any commit).
+    if (known?.version && known.readStartedAt !== undefined && performance.now() - known.readStartedAt < this.timing.actWindowMs / 2) {
+      if (await this.commitUnlock(held.key, { current: known, startedAt: known.readStartedAt }, bound)) return true;
+    }
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (current?.state !== LOCKED || !current.ts.equals(held.ts)) return false;
-      if (await this.chain.commit(held.key, current, { ...fieldsOf(current), state: UNLOCKED }, bound)) return true;
-      current = await this.chain.head(held.key, bound);
+      const read = await this.chain.head(held.key, bound);
+      if (read.current?.state !== LOCKED || !read.current.ts.equals(held.ts)) return false;
+      if (await this.commitUnlock(held.key, read, bound)) return true;
     }
     return false;
   }
@@ -79,35 +88,31 @@ export class VersionedCatalog implements LockCatalog {
 
   async forceUnlock(key: string, bound: Bound): Promise<boolean> {
     for (let attempt = 0; attempt < FORCE_ATTEMPTS; attempt++) {
-      const current = await this.chain.head(key, bound);
-      if (current?.state !== LOCKED) return false;
-      if (await this.chain.commit(key, current, { ...fieldsOf(current), state: UNLOCKED }, bound)) return true;
+      const read = await this.chain.head(key, bound);
+      if (read.current?.state !== LOCKED) return false;
+      if (await this.commitUnlock(key, read, bound)) return true;
     }
     throw new BackendError('mongodb', `forceRelease: the lock changed ${FORCE_ATTEMPTS} times while it was being freed`);
   }
 
   /**
-   * Rewrites the lease of our own version record (no other writer ever touches it), then checks that
-   * no newer version exists: a record that is no longer the latest carries no lock, whatever it says.
+   * Rewrites the lease of our own version record (no other writer ever touches it) once the next
+   * version is known to be missing: a record that is no longer the latest carries no lock.
    */
   async extend(held: HeldAcquisition, lease: number, bound: Bound): Promise<boolean> {
-    const current = held.granted?.version ? held.granted : await this.chain.head(held.key, bound);
-    if (current?.state !== LOCKED || !current.ts.equals(held.ts) || !current.version) return false;
-    const updated = await this.chain.setLease(current, lease, bound);
-    if (!updated || (await this.chain.read(held.key, current.version + 1, bound))) return false;
+    const own = held.granted;
+    if (!own?.version || (await this.chain.read(held.key, own.version + 1, bound))) return false;
+    const updated = await this.chain.setLease(own, lease, bound);
+    if (!updated || !sameCommit(updated, own)) return false;
     await this.chain.mirror(updated, bound);
     return true;
   }
 
-  getLockByName(key: string, bound: Bound): Promise<LockDocument | null> {
-    return this.chain.head(key, bound);
+  async getLockByName(key: string, bound: Bound): Promise<LockDocument | null> {
+    return (await this.chain.head(key, bound)).current;
   }
 
-  /**
-   * The mirrors in the key range say which keys exist and where their chains start; each key's
-   * latest version decides (a mirror may lag or regress either way). A key whose very first mirror
-   * write failed is not seen until a reader of that key repairs it.
-   */
+  /** The mirrors in the key range say which keys exist; each key's latest version decides. */
   async lockedUnder(prefix: string, bound: Bound): Promise<LockDocument[]> {
     const range = prefixRange(prefix);
     const mirrors = await this.locks.find(range ? { _id: range } : {}, { signal: bound.signal }).toArray();
@@ -122,27 +127,32 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   /**
-   * Per acquisition, two reads by `_id`: its own record must still be there with its ts (a server
-   * restarted without its data has lost it), and no version after it may exist.
+   * Per acquisition: its own version must still be the key's latest (a wiped server has lost it too).
+   * A few at a time: the holder check must not crowd out grants.
    */
   async stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
     const kept: { _id: string; ts: ObjectId }[] = [];
-    for (const acquisition of held) {
-      const version = acquisition.granted?.version;
-      let stillOurs: boolean;
-      if (version) {
-        const [own, next] = await Promise.all([
-          this.chain.read(acquisition.key, version, bound),
-          this.chain.read(acquisition.key, version + 1, bound),
-        ]);
-        stillOurs = own?.state === LOCKED && own.ts.equals(acquisition.ts) && next === null;
-      } else {
-        const current = await this.chain.head(acquisition.key, bound);
-        stillOurs = current?.state === LOCKED && current.ts.equals(acquisition.ts);
-      }
-      if (stillOurs) kept.push({ _id: acquisition.key, ts: acquisition.ts });
+    for (let at = 0; at < held.length; at += CHECK_BATCH) {
+      const batch = held.slice(at, at + CHECK_BATCH);
+      const verdicts = await Promise.all(batch.map((acquisition) => this.isStillHeld(acquisition, bound)));
+      for (const [i, acquisition] of batch.entries()) if (verdicts[i]) kept.push({ _id: acquisition.key, ts: acquisition.ts });
     }
     return kept;
+  }
+
+  /** Deletes the version records whose prune delay has passed (the pinger calls this each round). */
+  housekeeping(bound: Bound): Promise<void> {
+    return this.chain.prunes.drain(bound);
+  }
+
+  private async isStillHeld(acquisition: HeldAcquisition, bound: Bound): Promise<boolean> {
+    if (acquisition.granted?.version) return this.chain.isLatest(acquisition.granted, bound);
+    const { current } = await this.chain.head(acquisition.key, bound);
+    return current?.state === LOCKED && current.ts.equals(acquisition.ts);
+  }
+
+  private commitUnlock(key: string, read: ChainRead, bound: Bound): Promise<LockDocument | null> {
+    return this.chain.commit(key, read, { ...fieldsOf(read.current!), state: UNLOCKED }, bound);
   }
 
   private acquire(acquisition: Acquisition, base: LockDocument | null): LockFields {
@@ -152,7 +162,7 @@ export class VersionedCatalog implements LockCatalog {
   }
 }
 
-function fieldsOf(lock: LockDocument): LockFields {
-  const { _id, version, ...fields } = lock;
+function fieldsOf(lock: LockDocument & { readStartedAt?: number }): LockFields {
+  const { _id, version, commit, readStartedAt, ...fields } = lock;
   return fields;
 }

@@ -129,11 +129,17 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
   test('the server clock decides: a frozen or backwards server clock never expires a lock, whatever the local clock does', async () => {
     let offsetMs = 0;
     let frozenAt: number | undefined;
-    const { locks: contender } = providerWithBackend(url, {}, async (db): Promise<ServerInfo> => {
-      const real = await readServerStatus(db);
-      const time = frozenAt ?? real.serverTime.getTime() + offsetMs;
-      return { ...real, serverTime: new Date(time) };
-    });
+    const { locks: contender } = providerWithBackend(
+      url,
+      {},
+      {
+        readServerInfo: async (db): Promise<ServerInfo> => {
+          const real = await readServerStatus(db);
+          const time = frozenAt ?? real.serverTime.getTime() + offsetMs;
+          return { ...real, serverTime: new Date(time) };
+        },
+      },
+    );
     try {
       const name = key('server-clock');
       await foreignLock(name, new Date(0));
@@ -159,7 +165,7 @@ describe.skipIf(!mongodb.url)(`MongoDB distlock design (${mongodb.label})`, () =
     const { locks: contender } = providerWithBackend(
       url,
       {},
-      async (db): Promise<ServerInfo> => ({ ...(await readServerStatus(db)), electionId }),
+      { readServerInfo: async (db): Promise<ServerInfo> => ({ ...(await readServerStatus(db)), electionId }) },
     );
     try {
       const name = key('election');

@@ -2,8 +2,7 @@ import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { freePort } from '@holdfast/test-harness/servers';
 import { createMongoBackend } from '../src/backend-factory.js';
 import { createMongoProvider, type MongoProviderOptions } from '../src/index.js';
-import type { MongoBackend } from '../src/mongo-backend.js';
-import type { ServerInfoReader } from '../src/server-info.js';
+import type { MongoBackend, MongoBackendOptions } from '../src/mongo-backend.js';
 
 /** Short windows so the expiry cases take seconds: ping 250 ms, lease (lockExpiration) 2 s, retry 250 ms. */
 export const TEST_PARAMS = 'holdfastPingInterval=250ms&holdfastLockExpiration=2s&holdfastPollInterval=250ms';
@@ -24,8 +23,12 @@ export function provider(baseUrl: string, options: Omit<MongoProviderOptions, 'u
  * A provider built the way createMongoProvider builds it, with its backend at hand (process id,
  * pending unlocks) and, optionally, a contender's view of the server's clock replaced.
  */
-export function providerWithBackend(baseUrl: string, options: Omit<MongoProviderOptions, 'url'> = {}, readServerInfo?: ServerInfoReader) {
-  const backend: MongoBackend = createMongoBackend({ url: testUrl(baseUrl), ...options }, readServerInfo);
+export function providerWithBackend(
+  baseUrl: string,
+  options: Omit<MongoProviderOptions, 'url'> = {},
+  internals: Pick<MongoBackendOptions, 'readServerInfo' | 'chainTiming'> = {},
+) {
+  const backend: MongoBackend = createMongoBackend({ url: testUrl(baseUrl), ...options }, internals);
   return { locks: createProvider(backend, providerOptions(options)), backend };
 }
 
