@@ -30,8 +30,6 @@ export class ReleaseSubscription {
   private listenTo(node: RedisNode): void {
     const { names, wakeUps } = this;
     let listening = false;
-    /** A lock key whose DEL was just notified: our release script publishes right after it. */
-    let justDeleted: string | undefined;
     node.listen(names.wakeUpPatterns, {
       listening: () => {
         listening = true;
@@ -40,21 +38,16 @@ export class ReleaseSubscription {
       dropped: () => {
         if (!listening) return;
         listening = false;
-        justDeleted = undefined;
         wakeUps.dropped();
       },
+      // Our release script's DEL is also notified when the server has keyspace notifications on: the
+      // two messages of one release come together, and the second finds the waiter it would wake
+      // already woken (see WakeUps.released).
       message: (channel, message) => {
         const released = names.releasedKey(channel);
-        if (released !== undefined) {
-          const sameRelease = released === justDeleted;
-          justDeleted = undefined;
-          if (!sameRelease) wakeUps.released(released);
-          return;
-        }
+        if (released !== undefined) return wakeUps.released(released);
         const key = names.keyspaceKey(channel);
-        if (key === undefined || !FREEING_EVENTS.has(message)) return;
-        justDeleted = message === 'del' ? key : undefined;
-        wakeUps.released(key);
+        if (key !== undefined && FREEING_EVENTS.has(message)) wakeUps.released(key);
       },
     });
   }

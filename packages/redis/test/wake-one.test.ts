@@ -102,6 +102,35 @@ describe.skipIf(!server)('one release wakes one waiter of a provider', { timeout
     expect(tookMs, 'the waiters were woken by releases, not by the 60 s re-check').toBeLessThan(3000);
   });
 
+  test('with keyspace notifications on, a release (a DEL notification and a message) still wakes one waiter', async () => {
+    await admin!.config('SET', 'notify-keyspace-events', 'Kg');
+    try {
+      const [holder, waiter] = [open(), open()];
+      await subscribed(waiter, holder);
+      const key = newKey();
+      const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+      const waits = countWaits();
+      const waiters = 8;
+      let granted: Promise<void>[];
+      try {
+        granted = Array.from({ length: waiters }, () => waiter.acquire(key, { waitMs: 20_000 }).then((lock) => lock.release()));
+        await until(
+          () => waits.count() === waiters,
+          5000,
+          () => `every waiter waits (${waits.count()} of ${waiters})`,
+        );
+      } finally {
+        waits.stop();
+      }
+      const before = await scriptCalls();
+      await held!.release();
+      await within(Promise.all(granted), 5000, 'every waiter is granted in turn');
+      expect(await scriptCalls(), 'scripts run for one release and 8 grants').toBe(before + 1 + 2 * waiters);
+    } finally {
+      await admin!.config('SET', 'notify-keyspace-events', '');
+    }
+  });
+
   test('a woken waiter that loses the race waits again, first in line: the next release wakes it, then the next', async () => {
     const [foreign, waiter] = [admin!, open()];
     await subscribed(waiter, open());
