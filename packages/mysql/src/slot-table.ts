@@ -59,7 +59,8 @@ export class SlotTable {
   /** True when the slot was live and now runs for `ttlMs` from the server's now. */
   extend(key: string, lockId: string, ttlMs: number, signal: AbortSignal): Promise<boolean> {
     return this.db.run(signal, async (run) => {
-      const { affectedRows } = await run<ResultSetHeader>(this.slots.extend, [utf8(lockId), ttlMs, utf8(key)]);
+      const id = utf8(lockId);
+      const { affectedRows } = await run<ResultSetHeader>(this.slots.extend, [id, ttlMs, id, ttlMs, utf8(key), id]);
       // 0 is also what a pool without the FOUND_ROWS flag reports for a row set to what it had.
       return affectedRows > 0 || held(await look(run, this.sql, utf8(key)), lockId);
     });
@@ -67,7 +68,8 @@ export class SlotTable {
 
   /** Owner-checked by the slot's lock id; true when the slot was there. */
   release(key: string, lockId: string, signal: AbortSignal): Promise<boolean> {
-    return this.db.run(signal, async (run) => (await run<ResultSetHeader>(this.slots.release, [utf8(lockId), utf8(key)])).affectedRows > 0);
+    const id = utf8(lockId);
+    return this.db.run(signal, async (run) => (await run<ResultSetHeader>(this.slots.release, [id, id, utf8(key), id])).affectedRows > 0);
   }
 
   isHeld(key: string, lockId: string, signal: AbortSignal): Promise<boolean> {
