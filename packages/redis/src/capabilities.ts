@@ -13,7 +13,9 @@ const COMMON = {
 /** One Redis server: SET NX PX, owner-checked scripts, a per-key counter for tokens. */
 export const SINGLE_NODE_CAPABILITIES: Capabilities = Object.freeze({
   ...COMMON,
-  minTtlMs: 20,
+  // A lease must outlast a round trip plus core's safety margin: a 20 ms lease was already over when
+  // a fresh connection's first grant (connect, script load) answered on a loaded machine.
+  minTtlMs: 100,
   fencing: 'strict',
   // Redis checks the expiry on every access to the key, so a crashed holder's key is free at its TTL.
   expiryGraceMs: 0,
