@@ -29,7 +29,12 @@ export function createMysqlProvider(options: MysqlProviderOptions): LockProvider
   const runner = new SqlRunner(pool, sockets);
   const db = new TableSession(runner, names, new SchemaGuard(runner, names, settings.createTables));
   const sql = statements(names);
-  const backend = new MysqlBackend(runner, new LockTable(db, sql), new SlotTable(db, sql, slotStatements(names)), settings.pollIntervalMs);
+  const backend = new MysqlBackend(
+    runner,
+    new LockTable(db, sql, names),
+    new SlotTable(db, sql, slotStatements(names)),
+    settings.pollIntervalMs,
+  );
   return createProvider(backend, providerOptions(options));
 }
 

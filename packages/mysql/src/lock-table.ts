@@ -1,11 +1,13 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { GrantRequest } from '@holdfast/core/backend';
 import type { ResultSetHeader } from 'mysql2';
+import { type ExtendItem, extendMany } from './extend-many.js';
 import { type KeyState, keyState } from './key-state.js';
 import type { Holder } from './key-watch.js';
 import { byKey, lockInfo } from './rows.js';
 import type { Row, Run } from './sql-runner.js';
 import { prefixRange, type Statements } from './statements.js';
+import type { TableNames } from './table-names.js';
 import type { TableSession } from './table-session.js';
 
 export type GrantAnswer =
@@ -43,6 +45,7 @@ export class LockTable {
   constructor(
     private readonly db: TableSession,
     private readonly sql: Statements,
+    private readonly names: TableNames,
   ) {}
 
   grant(request: GrantRequest, signal: AbortSignal): Promise<GrantAnswer> {
@@ -66,6 +69,11 @@ export class LockTable {
       // 0 is also what a pool without the FOUND_ROWS flag reports for a row set to the expiry it had.
       return affectedRows > 0 || lockIdOf(await look(run, this.sql, utf8(key))) === lockId;
     });
+  }
+
+  /** Extends many locks in a few statements: the new expiry of each still held, by `extendId` (see extend-many.ts). */
+  extendMany(items: readonly ExtendItem[], signal: AbortSignal): Promise<Map<string, Date>> {
+    return this.db.run(signal, (run) => extendMany(run, this.names, items));
   }
 
   release(key: string, lockId: string, signal: AbortSignal): Promise<boolean> {

@@ -26,7 +26,8 @@ export interface Statements {
 export const NOW = 'UTC_TIMESTAMP(3)';
 /** The server's now in ms since the epoch (UTC), as the slots array stores times. */
 export const NOW_MS = `(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${NOW}) DIV 1000)`;
-const epochMs = (column: string): string => `CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${column}) DIV 1000 AS CHAR)`;
+/** A DATETIME(3) column as text: ms since the epoch (UTC). */
+export const epochMs = (column: string): string => `CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', ${column}) DIV 1000 AS CHAR)`;
 /**
  * A lock row: its holder, token and lease, and how much of the lease is left by the server's clock;
  * for a semaphore also its limit and slots (as UTF-8 bytes, whatever the connection's charset) and
