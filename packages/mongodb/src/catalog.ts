@@ -104,6 +104,11 @@ export class DistLockCatalog implements LockCatalog {
     return this.locks.find({ ...(range ? { _id: range } : {}), state: LOCKED }, { signal: bound.signal }).toArray();
   }
 
+  async watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>> {
+    const found = await this.locks.find({ _id: { $in: [...keys] } }, { signal: bound.signal }).toArray();
+    return new Map(found.map((lock) => [lock._id, lock]));
+  }
+
   /** One query for all of this process's locks, whatever `held` lists. */
   stillHeld(_held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
     return this.heldByProcess(bound);

@@ -86,7 +86,7 @@ export async function connect(options: ConnectionOptions): Promise<Connected> {
     catalog,
     pings,
     pinger,
-    wakeUps: new WakeUps(catalog.locks, settings.pollIntervalMs),
+    wakeUps: new WakeUps(catalog, settings.pollIntervalMs, options.commandTimeoutMs),
     expiry: new ExpiryCheck(db, pings, readServerInfo, settings.lockExpirationMs),
     inspection: new Inspection(db, catalog, pings, readServerInfo, settings.lockExpirationMs),
   };

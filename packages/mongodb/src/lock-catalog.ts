@@ -51,6 +51,11 @@ export interface LockCatalog {
   heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
   /** The holder's check: which of these acquisitions the server still shows as held. */
   stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
+  /**
+   * The documents of these keys as they stand, for waiters watching for a change: cheap reads by
+   * `_id` (mongod: one query; FerretDB: the mirrors, which follow each commit at once).
+   */
+  watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>>;
   /** Background upkeep the pinger runs each round (FerretDB: deleting superseded version records). */
   housekeeping?(bound: Bound): Promise<void>;
 }

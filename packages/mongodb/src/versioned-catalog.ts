@@ -140,6 +140,12 @@ export class VersionedCatalog implements LockCatalog {
     return kept;
   }
 
+  /** One read by `_id` per key: any other filter is evaluated in Go on FerretDB, ~18 times slower per document. */
+  async watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>> {
+    const found = await Promise.all(keys.map((key) => this.locks.findOne({ _id: key }, { signal: bound.signal })));
+    return new Map(found.filter((lock): lock is LockDocument => lock !== null).map((lock) => [lock._id, lock]));
+  }
+
   /** Deletes the version records whose prune delay has passed (the pinger calls this each round). */
   housekeeping(bound: Bound): Promise<void> {
     return this.chain.prunes.drain(bound);

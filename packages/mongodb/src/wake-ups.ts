@@ -3,36 +3,54 @@ import type { ChangeStream, Collection } from 'mongodb';
 import type { LockDocument } from './documents.js';
 import { isChangeStreamUnsupported } from './driver-errors.js';
 import type { MongoWake } from './grant-pass.js';
+import { KeyWatch } from './key-watch.js';
+import type { LockCatalog } from './lock-catalog.js';
 
 /**
  * Wakes waiters when a lock document changes, through one change stream per provider instance where
  * the deployment has them (replica sets, sharded clusters). Detected on first use: FerretDB and
- * standalone mongod refuse `$changeStream`, and waiters then sleep the poll interval. Waiters wake at
- * the latest after the poll interval either way, and when the busy answer says a takeover could be
- * judged: a crashed holder's lock changes nothing, and only a new attempt (with its expiry
- * observation) can take it over.
+ * standalone mongod refuse `$changeStream`, and the documents of the keys waited on are then read
+ * every 10 to 100 ms instead (key-watch.ts). Waiters wake at the latest after the poll interval either
+ * way, and when the busy answer says a takeover could be judged: a crashed holder's lock changes
+ * nothing, and only a new attempt (with its expiry observation) can take it over.
  */
 export class WakeUps {
   private readonly waiters = new WaitList<string>();
+  private readonly watch: KeyWatch;
   private stream: ChangeStream<LockDocument> | undefined;
   private opening: Promise<void> | undefined;
   private supported: boolean | undefined;
   private closed = false;
 
+  private readonly locks: Collection<LockDocument>;
+
   constructor(
-    private readonly locks: Collection<LockDocument>,
+    catalog: LockCatalog,
     private readonly pollIntervalMs: number,
-  ) {}
+    commandTimeoutMs: number,
+  ) {
+    this.locks = catalog.locks;
+    this.watch = new KeyWatch(
+      catalog,
+      (key) => this.waiters.wakeAll(key),
+      (key) => this.waiters.has(key),
+      pollIntervalMs,
+      commandTimeoutMs,
+    );
+  }
 
   async wait(key: string, busy: Busy<MongoWake>, { signal, timeoutMs }: WaitOptions): Promise<void> {
     // Opened in the background: a change before the stream is open is caught by the poll.
     if (this.supported !== false && !this.closed) this.opening ??= this.open().catch(() => void (this.opening = undefined));
     const judgeableIn = (busy.wake?.judgeableAt ?? Infinity) - Date.now();
+    // Before this waiter joins: a view that differs from the other waiters' wakes them, not it.
+    if (this.supported !== true && busy.wake && !signal.aborted) this.watch.watch(key, busy.wake.holder);
     await this.waiters.wait(key, { signal, timeoutMs: Math.max(0, Math.min(timeoutMs, this.pollIntervalMs, judgeableIn)) });
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.watch.stop();
     await this.opening?.catch(() => undefined);
     await this.stream?.close().catch(() => undefined);
     this.waiters.wakeEveryone();
