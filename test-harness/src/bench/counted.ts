@@ -33,7 +33,7 @@ export async function countedPass(subject: string, url: string, build: (url: str
     const top = [...requests]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 6)
-      .map(([name, n]) => `${(n / pass.ops).toFixed(1)} ${name}`)
+      .map(([name, n]) => `${(n / pass.ops).toFixed(1)} ${name.replace(/bench_[a-z0-9]{6}/g, 'bench')}`) // the run's collection names, shortened
       .join(', ');
     const note = `${pass.ops} ops counted on the wire`;
     return [

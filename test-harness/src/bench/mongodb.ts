@@ -19,7 +19,7 @@ import { mongoCommands } from './wire-parsers.js';
 
 const runId = Math.random().toString(36).slice(2, 8);
 const PING_INTERVAL_MS = 1000;
-/** The adapter's default poll for a waiter when the server has no change streams. */
+/** The adapter's default pollIntervalMs (a waiter without change streams polls at most this far apart): the hand-off phase. */
 const POLL_MS = 500;
 /** MongoDB's defaults, in collections of the run's own. */
 const PARAMS = `holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=bench_${runId}_pings`;
@@ -46,7 +46,7 @@ export const mongodbBench: BenchModule = {
       const described = await describeMongo(raw);
       const holdfast = holdfastSubject('holdfast mongodb', () => createLockProvider(url), {
         pollPeriodMs: described.changeStreams ? 0 : POLL_MS,
-        ...(described.changeStreams ? {} : { note: `no change streams on this server: waiters poll every ${POLL_MS} ms` }),
+        ...(described.changeStreams ? {} : { note: `no change streams on this server: waiters poll (pollIntervalMs ${POLL_MS} ms by default)` }),
       });
       log(described.label);
       const steps = new Steps(log);
