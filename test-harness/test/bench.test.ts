@@ -20,7 +20,14 @@ describe('the bench', () => {
   test('settings: flags win over HOLDFAST_BENCH_* variables, which win over the defaults; bad values are refused', () => {
     const env = { HOLDFAST_BENCH_ROUNDS: '150', HOLDFAST_BENCH_HOLD: '20' };
     const settings = parseBenchArgs(['redis', '--hold', '30', '--contenders', '1,4'], env, '/x');
-    expect(settings).toMatchObject({ only: ['redis'], rounds: 150, hold: 30, contenders: [1, 4], quick: false, outDir: '/x/bench-results' });
+    expect(settings).toMatchObject({
+      only: ['redis'],
+      rounds: 150,
+      hold: 30,
+      contenders: [1, 4],
+      quick: false,
+      outDir: '/x/bench-results',
+    });
     expect(parseBenchArgs(['--quick'], {}).rounds).toBeLessThan(parseBenchArgs([], {}).rounds);
     expect(parseBenchArgs([], {}).rounds).toBeGreaterThanOrEqual(100);
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds must be a positive integer/);
@@ -32,7 +39,14 @@ describe('the bench', () => {
   });
 
   test('the table shows each subject against the first of its group, per module', () => {
-    const row = (subject: string, value: number, module = 'redis'): BenchRow => ({ group: 'uncontended acquire+release', subject, metric: 'ops/s', value, unit: 'ops/s', module });
+    const row = (subject: string, value: number, module = 'redis'): BenchRow => ({
+      group: 'uncontended acquire+release',
+      subject,
+      metric: 'ops/s',
+      value,
+      unit: 'ops/s',
+      module,
+    });
     const text = renderTable([row('raw', 2000), row('holdfast redis', 1500), row('holdfast memory', 9000, 'memory')]);
     expect(text).toMatch(/=== redis[\s\S]*holdfast redis\s+1,500\s+x0\.75/);
     expect(text).toMatch(/=== memory[\s\S]*holdfast memory\s+9,000/);
@@ -41,7 +55,12 @@ describe('the bench', () => {
 
   test('the issue table: a goal is met or not from the figures, and missing figures say so', () => {
     const contention = (n: number, subject: string, value: number): BenchRow => ({
-      module: 'redis', group: `contention: ${n} contender${n === 1 ? '' : 's'} on one key`, subject, metric: 'grants/s', value, unit: 'grants/s',
+      module: 'redis',
+      group: `contention: ${n} contender${n === 1 ? '' : 's'} on one key`,
+      subject,
+      metric: 'grants/s',
+      value,
+      unit: 'grants/s',
     });
     const goals = evaluateGoals([contention(1, 'holdfast redis', 1000), contention(8, 'holdfast redis', 800), contention(8, 'peer', 700)]);
     expect(goals.find((goal) => goal.measurement.startsWith('Redis, 8 contenders'))).toMatchObject({ verdict: 'met', best: 'peer 700' });
@@ -51,7 +70,27 @@ describe('the bench', () => {
   });
 
   test('quick mode runs every memory row end to end, with figures that make sense', async () => {
-    const settings = parseBenchArgs(['memory', '--quick', '--rounds', '3', '--throughput-ms', '100', '--slice-ms', '25', '--contention-ms', '100', '--contenders', '1,4', '--keys', '10', '--hold', '100'], {});
+    const settings = parseBenchArgs(
+      [
+        'memory',
+        '--quick',
+        '--rounds',
+        '3',
+        '--throughput-ms',
+        '100',
+        '--slice-ms',
+        '25',
+        '--contention-ms',
+        '100',
+        '--contenders',
+        '1,4',
+        '--keys',
+        '10',
+        '--hold',
+        '100',
+      ],
+      {},
+    );
     const result = await runBench(settings);
     expect(result.skipped).toEqual([]);
     const value = (group: string, subject: string, metric: string): number | undefined =>
@@ -60,7 +99,11 @@ describe('the bench', () => {
       expect(value('uncontended acquire+release', subject, 'ops/s')).toBeGreaterThan(0);
       expect(value('hand-off latency', subject, 'p50')).toBeGreaterThanOrEqual(0);
       expect(value('hand-off latency', subject, 'p99')).toBeGreaterThanOrEqual(value('hand-off latency', subject, 'p50')!);
-      for (const group of ['contention: 1 contender on one key', 'contention: 4 contenders on one key', 'contention: 4 contenders on 10 keys']) {
+      for (const group of [
+        'contention: 1 contender on one key',
+        'contention: 4 contenders on one key',
+        'contention: 4 contenders on 10 keys',
+      ]) {
         expect(value(group, subject, 'grants/s'), `${subject}: ${group}`).toBeGreaterThan(0);
         expect(value(group, subject, 'busiest share')).toBeGreaterThanOrEqual(group.startsWith('contention: 1 ') ? 100 : 25);
       }

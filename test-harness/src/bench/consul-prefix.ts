@@ -44,11 +44,25 @@ export async function crowdedPrefixRows(urlFor: (prefix: string) => string, sett
     const idle = `the idle holder of ${taken} locks`;
     const note = 'while the two providers above worked; its traffic relayed and counted in its own process';
     rows.push({ group, subject: idle, metric: 'CPU', value: (cpu / 1000 / ms) * 100, unit: '% of a core', note });
-    rows.push({ group, subject: idle, metric: 'bytes received per op', value: received / opsInPrefix, unit: 'bytes', note: 'per op of the provider in its prefix' });
+    rows.push({
+      group,
+      subject: idle,
+      metric: 'bytes received per op',
+      value: received / opsInPrefix,
+      unit: 'bytes',
+      note: 'per op of the provider in its prefix',
+    });
 
     for (const { prefix, subject } of subjects) {
       const build = (url: string) => lockRoundTrip(holdfastSubject(subject.subject, () => createLockProvider(url)));
-      rows.push(...(await countedPass(subject.subject, urlFor(prefix), build, { group, requestsMetric: 'requests per op', parser: httpRequests, ops: settings.countedOps })));
+      rows.push(
+        ...(await countedPass(subject.subject, urlFor(prefix), build, {
+          group,
+          requestsMetric: 'requests per op',
+          parser: httpRequests,
+          ops: settings.countedOps,
+        })),
+      );
     }
     return rows;
   } finally {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
-import type { RoundTrip } from './side-by-side.js';
 import { benchKey } from './measure.js';
+import type { RoundTrip } from './side-by-side.js';
 
 const LOCK_FLAG = '3304740253564472344';
 

@@ -1,7 +1,7 @@
 import { createLockProvider } from '@holdfast/core';
 import { benchServer } from './bench-server.js';
-import { ConsulHttp, rawGoProtocol, rawTxn } from './consul-raw.js';
 import { crowdedPrefixRows } from './consul-prefix.js';
+import { ConsulHttp, rawGoProtocol, rawTxn } from './consul-raw.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
 import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
@@ -28,7 +28,11 @@ export const consulBench: BenchModule = {
       await steps.run('uncontended', async () => {
         const session = await http.createSession();
         try {
-          return await sideBySide('uncontended acquire+release', [rawTxn(http, session), rawGoProtocol(http, session), await lockRoundTrip(holdfast)], settings);
+          return await sideBySide(
+            'uncontended acquire+release',
+            [rawTxn(http, session), rawGoProtocol(http, session), await lockRoundTrip(holdfast)],
+            settings,
+          );
         } finally {
           await http.call('PUT', `/v1/session/destroy/${session}`);
         }

@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { within } from '../helpers/within.js';
 import { percentile } from '../percentile.js';
-import type { BenchSettings } from './settings.js';
 import { benchKey, now, sleep } from './measure.js';
+import type { BenchSettings } from './settings.js';
 import type { BenchRow, LockClient, LockSubject, Release } from './types.js';
 
 /**
@@ -48,7 +48,8 @@ export async function contentionTable(subjects: LockSubject[], settings: BenchSe
       try {
         for (const subject of subjects) clients.set(subject, await Promise.all(Array.from({ length: n }, () => warmClient(subject))));
         for (let pass = 0; pass < 2; pass++) {
-          for (const subject of subjects) await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
+          for (const subject of subjects)
+            await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
         }
         for (const subject of subjects) {
           const tally = tallies.get(subject)!;
@@ -78,7 +79,17 @@ async function warmClient(subject: LockSubject): Promise<LockClient> {
 }
 
 function emptyTally(n: number): Tally {
-  return { grants: 0, ms: 0, gaveUp: 0, overlaps: 0, failedReleases: 0, failedAcquires: 0, waits: [], perContender: Array.from({ length: n }, () => 0), counted: new Map() };
+  return {
+    grants: 0,
+    ms: 0,
+    gaveUp: 0,
+    overlaps: 0,
+    failedReleases: 0,
+    failedAcquires: 0,
+    waits: [],
+    perContender: Array.from({ length: n }, () => 0),
+    counted: new Map(),
+  };
 }
 
 function keyPicker(prefix: string, keys: number): () => string {
@@ -149,7 +160,13 @@ function cellRows(subject: LockSubject, n: number, keys: number, tally: Tally, r
     { ...base, metric: 'grants/s', value: rate, unit: 'grants/s', ...(notes.length > 0 ? { note: notes.join('; ') } : {}) },
     { ...base, metric: 'wait p50', value: percentile(tally.waits, 50), unit: 'ms' },
     { ...base, metric: 'wait p99', value: percentile(tally.waits, 99), unit: 'ms' },
-    { ...base, metric: 'busiest share', value: (Math.max(...tally.perContender) / tally.grants) * 100, unit: '%', note: `fair: ${(100 / n).toFixed(1)} %` },
+    {
+      ...base,
+      metric: 'busiest share',
+      value: (Math.max(...tally.perContender) / tally.grants) * 100,
+      unit: '%',
+      note: `fair: ${(100 / n).toFixed(1)} %`,
+    },
   ];
 }
 

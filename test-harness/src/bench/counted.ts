@@ -1,6 +1,6 @@
 import type { RoundTrip } from './side-by-side.js';
 import type { BenchRow } from './types.js';
-import { type RequestParser, WireTap, wireDelta } from './wire-tap.js';
+import { type RequestParser, type WireCounts, WireTap, wireDelta } from './wire-tap.js';
 
 export interface CountedPass {
   readonly group: string;
@@ -14,12 +14,17 @@ export interface CountedPass {
  * A subject's traffic per uncontended acquire + release, counted on the wire: the subject is built on
  * a URL that goes through a WireTap (separately from the throughput slices, which the relay would slow).
  */
-export async function countedPass(subject: string, url: string, build: (url: string) => Promise<RoundTrip>, pass: CountedPass): Promise<BenchRow[]> {
+export async function countedPass(
+  subject: string,
+  url: string,
+  build: (url: string) => Promise<RoundTrip>,
+  pass: CountedPass,
+): Promise<BenchRow[]> {
   const target = new URL(url);
   const tap = await WireTap.start({ host: target.hostname, port: Number(target.port) }, pass.parser);
   try {
     const trip = await build(tap.through(url));
-    let counted;
+    let counted: WireCounts;
     try {
       for (let i = 0; i < 5; i++) await trip.run();
       const before = tap.snapshot();

@@ -20,15 +20,28 @@ export const RAW = {
 
 /** Evaluates issue 15's table on a run's rows; a line whose figures are missing says so. */
 export function evaluateGoals(measured: readonly BenchRow[]): Goal[] {
-  const rows: Rows = (module, group, metric) => measured.filter((row) => row.module === module && row.group === group && row.metric === metric);
+  const rows: Rows = (module, group, metric) =>
+    measured.filter((row) => row.module === module && row.group === group && row.metric === metric);
   return [
     contended(rows, 'redis', 'holdfast redis', true),
     commandsPerGrant(rows),
     contended(rows, 'consul', 'holdfast consul', false),
     consulPrefix(measured),
     redisUncontended(rows),
-    ratioGoal(rows('redis', 'quorum of 3: uncontended acquire+release', 'ops/s'), 'Redis quorum of 3, acquire+release/s', 'holdfast redis quorum', 1, '>= redlock'),
-    ratioGoal(rows('memory', 'uncontended acquire+release', 'ops/s'), 'memory, acquire+release/s', 'holdfast memory', 1.5, '>= 1.5x verrou memory'),
+    ratioGoal(
+      rows('redis', 'quorum of 3: uncontended acquire+release', 'ops/s'),
+      'Redis quorum of 3, acquire+release/s',
+      'holdfast redis quorum',
+      1,
+      '>= redlock',
+    ),
+    ratioGoal(
+      rows('memory', 'uncontended acquire+release', 'ops/s'),
+      'memory, acquire+release/s',
+      'holdfast memory',
+      1.5,
+      '>= 1.5x verrou memory',
+    ),
     mongoUncontended(rows),
     mongoHandoff(rows),
     mongoHold(measured),
@@ -162,7 +175,8 @@ function mongoHandoff(rows: Rows): Goal {
 }
 
 function mongoHold(measured: readonly BenchRow[]): Goal {
-  const find = (metric: string): BenchRow | undefined => measured.find((row) => row.module === 'mongodb' && row.group.startsWith('hold ') && row.metric === metric);
+  const find = (metric: string): BenchRow | undefined =>
+    measured.find((row) => row.module === 'mongodb' && row.group.startsWith('hold ') && row.metric === metric);
   const [taken, ms] = [find('locks taken'), find('time to take them')];
   const target = Number(/^hold (\d+) locks$/.exec(taken?.group ?? '')?.[1] ?? 10_000);
   const name = `MongoDB, acquire ${target} locks`;

@@ -1,6 +1,6 @@
 import { within } from '../helpers/within.js';
-import type { BenchSettings } from './settings.js';
 import { benchKey, now, sleep, summarize } from './measure.js';
+import type { BenchSettings } from './settings.js';
 import type { BenchRow, LockSubject, Release } from './types.js';
 
 /** Time a just-started wait gets to reach the server before the random phase begins. */
@@ -57,7 +57,12 @@ export async function inProcessPair(subject: LockSubject): Promise<HandoffPair> 
  * `phaseMs` (the slowest subject's poll period), so a polling waiter is caught at every point of its
  * cycle rather than always just after a retry.
  */
-export async function handoffSideBySide(group: string, pairs: HandoffPair[], phaseMs: number, settings: BenchSettings): Promise<BenchRow[]> {
+export async function handoffSideBySide(
+  group: string,
+  pairs: HandoffPair[],
+  phaseMs: number,
+  settings: BenchSettings,
+): Promise<BenchRow[]> {
   const samples = pairs.map((): number[] => []);
   try {
     for (let round = 0; round < settings.rounds; round++) {
@@ -70,7 +75,9 @@ export async function handoffSideBySide(group: string, pairs: HandoffPair[], pha
   }
   return pairs.flatMap((pair, i) => {
     const { p50, p99 } = summarize(samples[i]!);
-    const note = [pair.note, `${samples[i]!.length} rounds, release after ${SETTLE_MS} ms + a random 0-${phaseMs} ms`].filter(Boolean).join('; ');
+    const note = [pair.note, `${samples[i]!.length} rounds, release after ${SETTLE_MS} ms + a random 0-${phaseMs} ms`]
+      .filter(Boolean)
+      .join('; ');
     return [
       { group, subject: pair.subject, metric: 'p50', value: p50, unit: 'ms', note },
       { group, subject: pair.subject, metric: 'p99', value: p99, unit: 'ms' },

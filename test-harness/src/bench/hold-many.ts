@@ -52,12 +52,27 @@ export async function holdMany(subject: string, holder: ManyHolder, plan: HoldPl
   const windowMs = performance.now() - started;
   const callsAfter = await calls?.count();
   const lost = await holder.lost();
-  const stopped = [taken < plan.count ? `stopped at the ${plan.budgetMs / 1000} s budget` : '', failure ?? ''].filter(Boolean).join('; ') || undefined;
+  const stopped =
+    [taken < plan.count ? `stopped at the ${plan.budgetMs / 1000} s budget` : '', failure ?? ''].filter(Boolean).join('; ') || undefined;
   const rows: BenchRow[] = [
     { group, subject, metric: 'locks taken', value: taken, unit: 'locks', ...(stopped ? { note: stopped } : {}) },
     { group, subject, metric: 'time to take them', value: ms, unit: 'ms' },
-    { group, subject, metric: 'take rate', value: taken / (ms / 1000), unit: 'locks/s', note: `${plan.concurrency} tryAcquire calls in flight` },
-    { group, subject, metric: 'CPU while holding', value: (cpu / 1000 / windowMs) * 100, unit: '% of a core', note: `window ${Math.round(windowMs)} ms, ttl ${plan.ttlMs} ms, ${lost} lost` },
+    {
+      group,
+      subject,
+      metric: 'take rate',
+      value: taken / (ms / 1000),
+      unit: 'locks/s',
+      note: `${plan.concurrency} tryAcquire calls in flight`,
+    },
+    {
+      group,
+      subject,
+      metric: 'CPU while holding',
+      value: (cpu / 1000 / windowMs) * 100,
+      unit: '% of a core',
+      note: `window ${Math.round(windowMs)} ms, ttl ${plan.ttlMs} ms, ${lost} lost`,
+    },
   ];
   if (calls && callsBefore !== undefined && callsAfter !== undefined) {
     const value = ((callsAfter - callsBefore) / windowMs) * calls.perMs;
@@ -110,7 +125,10 @@ export function inProcessHolder(provider: LockProvider): ManyHolder {
 export function childHolder(child: HolderProcess): ManyHolder {
   return {
     async hold(prefix, plan) {
-      const [taken, ms, ...failure] = await child.send(`hold ${prefix} ${plan.count} ${plan.ttlMs} ${plan.budgetMs} ${plan.concurrency}`, plan.budgetMs + 120_000);
+      const [taken, ms, ...failure] = await child.send(
+        `hold ${prefix} ${plan.count} ${plan.ttlMs} ${plan.budgetMs} ${plan.concurrency}`,
+        plan.budgetMs + 120_000,
+      );
       return { taken: Number(taken), ms: Number(ms), ...(failure.length > 0 ? { failure: failure.join(' ') } : {}) };
     },
     cpuMicros: async () => Number((await child.send('cpu'))[0]),

@@ -22,7 +22,9 @@ export class HolderProcess {
 
   /** Starts a holder on `url`; with `tap`, it counts its own traffic (see the wire command). */
   static start(url: string, tap?: 'http' | 'mongodb'): HolderProcess {
-    const child = spawn(process.execPath, [SCRIPT, JSON.stringify({ url, ...(tap ? { tap } : {}) })], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [SCRIPT, JSON.stringify({ url, ...(tap ? { tap } : {}) })], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     return new HolderProcess(child);
   }
 

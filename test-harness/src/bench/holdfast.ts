@@ -9,7 +9,11 @@ export const WAIT_MS = 120_000;
  * release), so that the bench keeps working whatever the adapters do inside. Each client is a
  * provider of its own, as a separate process would have.
  */
-export function holdfastSubject(subject: string, create: () => Promise<LockProvider>, how: { pollPeriodMs?: number; note?: string } = {}): LockSubject {
+export function holdfastSubject(
+  subject: string,
+  create: () => Promise<LockProvider>,
+  how: { pollPeriodMs?: number; note?: string } = {},
+): LockSubject {
   return {
     subject,
     pollPeriodMs: how.pollPeriodMs ?? 0,

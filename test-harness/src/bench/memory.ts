@@ -17,13 +17,23 @@ export const memoryBench: BenchModule = {
     const holdfast = holdfastSubject('holdfast memory', () => createLockProvider(store));
     const subjects = [holdfast, verrouMemorySubject()];
     const steps = new Steps(log);
-    await steps.run('uncontended', async () => sideBySide('uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings));
-    await steps.run('hand-off', async () => handoffSideBySide('hand-off latency', await Promise.all(subjects.map(inProcessPair)), phaseFor(subjects), settings));
+    await steps.run('uncontended', async () =>
+      sideBySide('uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings),
+    );
+    await steps.run('hand-off', async () =>
+      handoffSideBySide('hand-off latency', await Promise.all(subjects.map(inProcessPair)), phaseFor(subjects), settings),
+    );
     await steps.run('contention', () => contentionTable(subjects, settings));
     await steps.run('hold many', async () => {
       const provider = await createLockProvider(store);
       try {
-        const plan = { count: settings.hold, ttlMs: 1500, windowMs: settings.quick ? 500 : 3000, budgetMs: settings.holdBudgetMs, concurrency: 500 };
+        const plan = {
+          count: settings.hold,
+          ttlMs: 1500,
+          windowMs: settings.quick ? 500 : 3000,
+          budgetMs: settings.holdBudgetMs,
+          concurrency: 500,
+        };
         return await holdMany('holdfast memory', inProcessHolder(provider), plan);
       } finally {
         await provider.close();

@@ -46,7 +46,9 @@ export const mongodbBench: BenchModule = {
       const described = await describeMongo(raw);
       const holdfast = holdfastSubject('holdfast mongodb', () => createLockProvider(url), {
         pollPeriodMs: described.changeStreams ? 0 : POLL_MS,
-        ...(described.changeStreams ? {} : { note: `no change streams on this server: waiters poll (pollIntervalMs ${POLL_MS} ms by default)` }),
+        ...(described.changeStreams
+          ? {}
+          : { note: `no change streams on this server: waiters poll (pollIntervalMs ${POLL_MS} ms by default)` }),
       });
       log(described.label);
       const steps = new Steps(log);
@@ -82,7 +84,11 @@ function rawPair(client: MongoClient, ownsClient = false): RoundTrip {
     subject: RAW.mongodb,
     async run() {
       const ts = new ObjectId();
-      const grabbed = await locks.findOneAndUpdate({ _id: key, state: 0 }, { $set: { state: 2, ts }, $inc: { fence: 1 } }, { upsert: true, returnDocument: 'after' });
+      const grabbed = await locks.findOneAndUpdate(
+        { _id: key, state: 0 },
+        { $set: { state: 2, ts }, $inc: { fence: 1 } },
+        { upsert: true, returnDocument: 'after' },
+      );
       if (!grabbed) throw new Error('raw bench key busy');
       await locks.findOneAndUpdate({ _id: key, ts }, { $set: { state: 0 } });
     },
@@ -99,9 +105,20 @@ async function holdManyRows(url: string, settings: BenchSettings): Promise<Bench
       const requests = JSON.parse(json.join(' ')) as Record<string, number>;
       return Object.entries(requests).reduce((sum, [name, n]) => (/^findAndModify \S+_pings$/.test(name) ? sum + n : sum), 0);
     };
-    const calls = { metric: 'pings per ping interval', note: `interval ${PING_INTERVAL_MS} ms; counted on the wire`, perMs: PING_INTERVAL_MS, count: pings };
+    const calls = {
+      metric: 'pings per ping interval',
+      note: `interval ${PING_INTERVAL_MS} ms; counted on the wire`,
+      perMs: PING_INTERVAL_MS,
+      count: pings,
+    };
     // A few calls in flight: FerretDB on SQLite runs them one by one, and a queue of hundreds would outlast the per-call bound.
-    const plan = { count: settings.hold, ttlMs: 30_000, windowMs: (settings.quick ? 2 : 5) * PING_INTERVAL_MS, budgetMs: settings.holdBudgetMs, concurrency: 8 };
+    const plan = {
+      count: settings.hold,
+      ttlMs: 30_000,
+      windowMs: (settings.quick ? 2 : 5) * PING_INTERVAL_MS,
+      budgetMs: settings.holdBudgetMs,
+      concurrency: 8,
+    };
     return await holdMany('holdfast mongodb', childHolder(holder), plan, calls);
   } finally {
     await holder.kill();
@@ -109,6 +126,8 @@ async function holdManyRows(url: string, settings: BenchSettings): Promise<Bench
 }
 
 async function dropBenchCollections(client: MongoClient): Promise<void> {
-  const names = (await client.db().listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((name) => name.startsWith(`bench_${runId}`));
+  const names = (await client.db().listCollections({}, { nameOnly: true }).toArray())
+    .map((c) => c.name)
+    .filter((name) => name.startsWith(`bench_${runId}`));
   for (const name of names) await client.db().dropCollection(name);
 }

@@ -25,7 +25,8 @@ export function redisCommands(redis: Redis): ServerCounter {
 
 async function commandStats(redis: Redis): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const [, name, calls] of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) counts.set(name!, Number(calls));
+  for (const [, name, calls] of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    counts.set(name!, Number(calls));
   return counts;
 }
 

@@ -46,7 +46,11 @@ export const redisBench: BenchModule = {
       ];
       const steps = new Steps(log);
       await steps.run('uncontended', async () =>
-        sideBySide('uncontended acquire+release', [rawRoundTrip(connect(url)), ...(await Promise.all(subjects.map(lockRoundTrip)))], settings),
+        sideBySide(
+          'uncontended acquire+release',
+          [rawRoundTrip(connect(url)), ...(await Promise.all(subjects.map(lockRoundTrip)))],
+          settings,
+        ),
       );
       await steps.run('hand-off', async () => {
         const pairs = [...(await Promise.all(subjects.map(inProcessPair))), await crossProcessPair(url, holdfast)];
@@ -79,7 +83,11 @@ function rawRoundTrip(redis: Redis): RoundTrip {
 }
 
 /** Many locks held by a child process: their cost in time, the holder's CPU, renewal scripts and server memory. */
-async function holdManyRows(url: string, stats: Redis, settings: { quick: boolean; hold: number; holdBudgetMs: number }): Promise<BenchRow[]> {
+async function holdManyRows(
+  url: string,
+  stats: Redis,
+  settings: { quick: boolean; hold: number; holdBudgetMs: number },
+): Promise<BenchRow[]> {
   const holder = HolderProcess.start(url);
   try {
     const memoryBefore = await usedMemory(stats);
@@ -89,7 +97,10 @@ async function holdManyRows(url: string, stats: Redis, settings: { quick: boolea
     const rows = await holdMany('holdfast redis', childHolder(holder), plan, calls);
     const taken = rows.find((row) => row.metric === 'locks taken')!.value;
     const bytes = (await usedMemory(stats)) - memoryBefore;
-    return [...rows, { group: rows[0]!.group, subject: 'holdfast redis', metric: 'server memory per lock', value: bytes / taken, unit: 'bytes' }];
+    return [
+      ...rows,
+      { group: rows[0]!.group, subject: 'holdfast redis', metric: 'server memory per lock', value: bytes / taken, unit: 'bytes' },
+    ];
   } finally {
     await holder.kill(); // the locks expire on their own within the TTL
   }

@@ -10,7 +10,14 @@ export function renderTable(rows: readonly BenchRow[], servers: ReadonlyMap<stri
   for (const module of unique(rows.map((row) => row.module ?? ''))) {
     const ofModule = rows.filter((row) => (row.module ?? '') === module);
     out.push('', `=== ${module || 'bench'}${servers.get(module) ? `: ${servers.get(module)}` : ''}`);
-    for (const group of unique(ofModule.map((row) => row.group))) out.push('', ...renderGroup(group, ofModule.filter((row) => row.group === group)));
+    for (const group of unique(ofModule.map((row) => row.group)))
+      out.push(
+        '',
+        ...renderGroup(
+          group,
+          ofModule.filter((row) => row.group === group),
+        ),
+      );
   }
   return out.join('\n');
 }
@@ -18,7 +25,8 @@ export function renderTable(rows: readonly BenchRow[], servers: ReadonlyMap<stri
 function renderGroup(group: string, rows: readonly BenchRow[]): string[] {
   const metrics = unique(rows.map((row) => row.metric));
   const subjects = unique(rows.map((row) => row.subject));
-  const cell = (subject: string, metric: string): BenchRow | undefined => rows.find((row) => row.subject === subject && row.metric === metric);
+  const cell = (subject: string, metric: string): BenchRow | undefined =>
+    rows.find((row) => row.subject === subject && row.metric === metric);
   const first = metrics[0]!;
   const base = cell(subjects[0]!, first);
   const unitOf = (metric: string): string => rows.find((row) => row.metric === metric)!.unit;
@@ -35,7 +43,8 @@ function renderGroup(group: string, rows: readonly BenchRow[]): string[] {
 
 function align(table: string[][]): string[] {
   const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]?.length ?? 0)));
-  const pad = (text: string, column: number, last: boolean): string => (last ? text : column === 0 ? text.padEnd(widths[column]!) : text.padStart(widths[column]!));
+  const pad = (text: string, column: number, last: boolean): string =>
+    last ? text : column === 0 ? text.padEnd(widths[column]!) : text.padStart(widths[column]!);
   return table.map((line) => `  ${line.map((text, column) => pad(text, column, column === line.length - 1)).join('  ')}`.trimEnd());
 }
 

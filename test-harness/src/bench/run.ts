@@ -4,8 +4,8 @@ import { type MachineNote, watchMachine } from './machine.js';
 import { memoryBench } from './memory.js';
 import { mongodbBench } from './mongodb.js';
 import { redisBench } from './redis.js';
-import { mysqlBench, postgresBench } from './sql.js';
 import type { BenchSettings } from './settings.js';
+import { mysqlBench, postgresBench } from './sql.js';
 import type { BenchModule, BenchRow } from './types.js';
 
 export const MODULES: readonly BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench, postgresBench, mysqlBench];
@@ -24,7 +24,11 @@ export interface BenchResult {
 }
 
 /** Runs the selected modules one after another (each side by side inside) and collects their rows. */
-export async function runBench(settings: BenchSettings, log: (line: string) => void = () => undefined, modules = MODULES): Promise<BenchResult> {
+export async function runBench(
+  settings: BenchSettings,
+  log: (line: string) => void = () => undefined,
+  modules = MODULES,
+): Promise<BenchResult> {
   const startedAt = new Date();
   const started = performance.now();
   const machine = watchMachine();

@@ -83,7 +83,8 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   };
   const contendersText = text('contenders');
   const contenders = contendersText === undefined ? base.contenders : contendersText.split(',').map(Number);
-  if (contenders.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--contenders must look like 1,8,64, got "${contendersText}"`);
+  if (contenders.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new Error(`--contenders must look like 1,8,64, got "${contendersText}"`);
   const settings: BenchSettings = {
     quick,
     only,

@@ -1,5 +1,5 @@
-import type { BenchSettings } from './settings.js';
 import { benchKey } from './measure.js';
+import type { BenchSettings } from './settings.js';
 import type { BenchRow, LockSubject } from './types.js';
 
 /** One subject of a throughput comparison: one acquire + release, and how to free what it keeps open. */

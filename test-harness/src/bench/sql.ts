@@ -33,7 +33,13 @@ export function sqlBench(kind: 'postgres' | 'mysql', wake: { pollPeriodMs: numbe
         await steps.run('hold many', async () => {
           const holder = HolderProcess.start(server.url);
           try {
-            const plan = { count: settings.hold, ttlMs: 3000, windowMs: settings.quick ? 1000 : 6000, budgetMs: settings.holdBudgetMs, concurrency: 64 };
+            const plan = {
+              count: settings.hold,
+              ttlMs: 3000,
+              windowMs: settings.quick ? 1000 : 6000,
+              budgetMs: settings.holdBudgetMs,
+              concurrency: 64,
+            };
             return await holdMany(`holdfast ${kind}`, childHolder(holder), plan);
           } finally {
             await holder.kill(); // the leases run out on their own

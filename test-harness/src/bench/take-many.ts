@@ -16,7 +16,8 @@ export async function takeMany(subject: LockSubject, count: number, group: strin
     const ms = performance.now() - started;
     return { group, subject: subject.subject, metric: 'time to take them', value: ms, unit: 'ms', note: 'no renewal' };
   } finally {
-    for (let start = 0; start < releases.length; start += 500) await Promise.allSettled(releases.slice(start, start + 500).map((release) => release()));
+    for (let start = 0; start < releases.length; start += 500)
+      await Promise.allSettled(releases.slice(start, start + 500).map((release) => release()));
     await client.close();
   }
 }

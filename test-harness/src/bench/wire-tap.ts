@@ -1,5 +1,5 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /** Names the requests found in a client->server byte stream; one instance per connection. */
 export type RequestParser = () => (chunk: Buffer) => string[];
@@ -56,7 +56,10 @@ export class WireTap {
     for (const socket of [client, server]) {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => [client, server].forEach((s) => s.destroy()));
+      socket.on('error', () => {
+        client.destroy();
+        server.destroy();
+      });
     }
     client.on('data', (chunk: Buffer) => {
       this.counts.bytesToServer += chunk.length;
@@ -71,6 +74,11 @@ export class WireTap {
 /** Differences between two snapshots of one tap. */
 export function wireDelta(before: WireCounts, after: WireCounts): WireCounts {
   const requests = new Map<string, number>();
-  for (const [name, n] of after.requests) if (n - (before.requests.get(name) ?? 0) > 0) requests.set(name, n - (before.requests.get(name) ?? 0));
-  return { bytesToServer: after.bytesToServer - before.bytesToServer, bytesFromServer: after.bytesFromServer - before.bytesFromServer, requests };
+  for (const [name, n] of after.requests)
+    if (n - (before.requests.get(name) ?? 0) > 0) requests.set(name, n - (before.requests.get(name) ?? 0));
+  return {
+    bytesToServer: after.bytesToServer - before.bytesToServer,
+    bytesFromServer: after.bytesFromServer - before.bytesFromServer,
+    requests,
+  };
 }

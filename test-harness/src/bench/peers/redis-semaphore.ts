@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { LockSubject } from '../types.js';
-import { PEER_TTL_MS } from './redlock.js';
 import { quitAll } from './redis-connections.js';
+import { PEER_TTL_MS } from './redlock.js';
 
 const WAIT_TIMEOUT_MS = 120_000;
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { LockClient, LockSubject } from '../types.js';
-import { PEER_TTL_MS } from './redlock.js';
 import { quitAll } from './redis-connections.js';
+import { PEER_TTL_MS } from './redlock.js';
 
 /** What the bench uses of @verrou/core 0.5 (a lock of one key; acquire() polls every retry.delay, 250 ms). */
 interface VerrouLock {
