@@ -18,3 +18,5 @@ export { safetyDeadline, safetyMargin } from './renewal-policy.js';
 export const MAX_TTL_MS = 7 * 24 * 3_600_000;
 export { adapterUrl } from './url-parameters.js';
 export type { AdapterUrlSpec, UrlParameterKind } from './url-parameters.js';
+export { ExtendBatcher, extendId } from './extend-batcher.js';
+export type { ExtendItem } from './extend-batcher.js';

@@ -1,20 +1,11 @@
+import { type ExtendItem, extendId } from '@holdfast/core/backend';
 import { text } from './rows.js';
 import type { Row, Run } from './sql-runner.js';
 import { epochMs, NOW } from './statements.js';
 import type { TableNames } from './table-names.js';
 
-/** One lock's extension within a batch. */
-export interface ExtendItem {
-  readonly key: string;
-  readonly lockId: string;
-  readonly ttlMs: number;
-}
-
 /** Rows per statement: a few hundred KB of SQL at most, far below max_allowed_packet. */
 const MAX_ROWS = 1000;
-
-/** Identifies one grant within a batch of extensions. */
-export const extendId = (key: string, lockId: string): string => `${lockId}\u0000${key}`;
 
 /**
  * The asked extensions as a derived table: (k, id, ttl_us) rows joined by UNION ALL, which both
@@ -24,7 +15,7 @@ const asked = (rows: number): string => `(SELECT ? AS k, ? AS id, ? AS ttl_us${'
 
 /**
  * Extends many plain locks, answering the new expiry of each still held by its `extendId` (what
- * PostgreSQL's ExtendBatcher sends to, so that one batcher in core can serve both). Two statements
+ * core's ExtendBatcher sends to). Two statements
  * per MAX_ROWS, each row owner-checked: an UPDATE joined with the asked (key, lock id, ttl) rows that
  * only touches live rows carrying the asked lock id, then a read of which of them are live and ours
  * now, with their expiry (MySQL's UPDATE has no RETURNING). The read is

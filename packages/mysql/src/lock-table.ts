@@ -1,7 +1,8 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { GrantRequest } from '@holdfast/core/backend';
 import type { ResultSetHeader } from 'mysql2';
-import { type ExtendItem, extendMany } from './extend-many.js';
+import type { ExtendItem } from '@holdfast/core/backend';
+import { extendMany } from './extend-many.js';
 import { type KeyState, keyState } from './key-state.js';
 import type { Holder } from './key-watch.js';
 import { byKey, lockInfo } from './rows.js';

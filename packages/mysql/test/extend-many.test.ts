@@ -3,7 +3,7 @@
 // of row a renewal can find: held, lapsed, gone, taken over by another grant, asked twice.
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type ExtendItem, extendId } from '../src/extend-many.js';
+import { type ExtendItem, extendId } from '@holdfast/core/backend';
 import { LockTable } from '../src/lock-table.js';
 import { openPool } from '../src/pool.js';
 import { SchemaGuard } from '../src/schema-guard.js';

@@ -1,14 +1,8 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import type { GrantRequest } from '@holdfast/core/backend';
+import { type ExtendItem, type GrantRequest, extendId } from '@holdfast/core/backend';
 import { byKey, type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
 import { likePrefix, type Statements } from './statements.js';
 import type { TableQuery } from './table-query.js';
-
-export interface ExtendItem {
-  readonly key: string;
-  readonly lockId: string;
-  readonly ttlMs: number;
-}
 
 /** The plain lock statements on one table, each one round trip on a borrowed connection. */
 export class LockTable {
@@ -62,10 +56,6 @@ export class LockTable {
 }
 
 /** Identifies one grant within a batch of extensions. */
-export function extendId(key: string, lockId: string): string {
-  return `${lockId}\u0000${key}`;
-}
-
 /** The three parallel arrays ($1 keys, $2 lock ids, $3 ttls) of a batch of extensions. */
 export function extendArrays(items: readonly ExtendItem[]): unknown[] {
   return [items.map((i) => i.key), items.map((i) => i.lockId), items.map((i) => i.ttlMs)];

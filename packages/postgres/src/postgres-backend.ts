@@ -3,6 +3,7 @@ import {
   type Busy,
   busy,
   type CallContext,
+  ExtendBatcher,
   type GrantOutcome,
   type GrantRequest,
   granted,
@@ -11,7 +12,7 @@ import {
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { POSTGRES_CAPABILITIES } from './capabilities.js';
-import { ExtendBatcher } from './extend-batcher.js';
+
 import type { LockTable } from './lock-table.js';
 import { type GrantStatements, PostgresGrant } from './postgres-grant.js';
 import type { ReleaseListener } from './release-listener.js';

@@ -1,4 +1,14 @@
-import { type ExtendItem, extendId } from './lock-table.js';
+/** One lock's extension, as a batch sends it. */
+export interface ExtendItem {
+  readonly key: string;
+  readonly lockId: string;
+  readonly ttlMs: number;
+}
+
+/** How a batch's answer names an item: its lockId and key. */
+export function extendId(key: string, lockId: string): string {
+  return `${lockId}\u0000${key}`;
+}
 
 interface Pending extends ExtendItem {
   readonly signal: AbortSignal;
@@ -16,7 +26,9 @@ const MAX_GATHER_MS = 25;
  * third into its lease, so locks taken at about the same time fall due at about the same time, and
  * 10,000 of them cost a few dozen statements per renewal interval instead of 10,000. The wait is a
  * twentieth of the TTL at most, against a renewal that has two thirds of the lease left. A batch is
- * abandoned only when every caller in it gave up.
+ * abandoned only when every caller in it gave up. `send` answers the new expiry of each item still
+ * held, keyed by `extendId`. (Shared by the SQL adapters; any backend that can renew many locks in
+ * one request can use it.)
  */
 export class ExtendBatcher {
   private queue: Pending[] = [];
