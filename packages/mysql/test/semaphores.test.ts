@@ -61,7 +61,7 @@ describe.skipIf(!server.url)(`mysql semaphores (${server.label})`, { timeout: 60
     console.info(`[mysql] lock vs semaphores on a free key, won by: ${[...wins].map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
   });
 
-  test('renewals and releases racing grants on one row for 3 s (limit 3, TTL 300 ms, 8 workers): no slot lost, the limit reached, never passed', async () => {
+  test('renewals and releases racing grants on one row for 3 s (limit 3, TTL 900 ms, 8 workers): no slot lost, the limit reached, never passed', async () => {
     const key = newKey('churn');
     let holding = 0;
     let most = 0;
@@ -70,21 +70,22 @@ describe.skipIf(!server.url)(`mysql semaphores (${server.label})`, { timeout: 60
     const stopAt = Date.now() + 3000;
     const worker = async (provider: LockProvider): Promise<void> => {
       while (Date.now() < stopAt) {
-        const slot = await provider.semaphore(key, 3).acquire({ ttlMs: 300, waitMs: 5000 });
+        const slot = await provider.semaphore(key, 3).acquire({ ttlMs: 900, waitMs: 5000 });
         grants++;
         most = Math.max(most, ++holding);
-        // Across a few renewals (every 100 ms) while the others take and free slots of the same row.
-        await pause(120 + Math.random() * 200);
+        // Across a renewal or two (every 300 ms) while the others take and free slots of the same row.
+        // (A 300 ms lease was lost by timing alone on a machine at load 12.)
+        await pause(350 + Math.random() * 600);
         if (slot.signal.aborted) lost.push(slot.signal.reason);
         holding--;
         await slot.release();
       }
     };
     await within(Promise.all(providers.flatMap((provider) => [worker(provider), worker(provider)])), 20_000, 'eight workers finish');
-    console.info(`[mysql] semaphore of 3 renewed every 100 ms: ${grants} grants in 3 s, at most ${most} holders`);
+    console.info(`[mysql] semaphore of 3 renewed every 300 ms: ${grants} grants in 3 s, at most ${most} holders`);
     expect(lost, 'slots lost while renewed').toEqual([]);
     expect(most, 'holders at once').toBe(3);
-    expect(grants).toBeGreaterThan(10);
+    expect(grants).toBeGreaterThan(6);
     expect(await a.semaphore(key, 3).holders()).toEqual([]);
   });
 
