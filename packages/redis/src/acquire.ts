@@ -1,3 +1,4 @@
+import { LockConflictError } from '@holdfast/core';
 import { type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
@@ -5,8 +6,8 @@ import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
 import type { Votes } from './votes.js';
 
-/** ACQUIRE's answer: [1, token, acquiredAtMs] when granted; [0, pttl] or [0, pttl, counter] when busy. */
-type AcquireReply = [code: 0 | 1, tokenOrPttl: string | number, acquiredAtOrCounter?: string];
+/** ACQUIRE's answer: [1, token, acquiredAtMs] when granted; [0, pttl] or [0, pttl, counter] when busy; [-1] on a semaphore's key. */
+type AcquireReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, acquiredAtOrCounter?: string];
 
 export interface SplitVoteSettings {
   /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
@@ -52,6 +53,11 @@ export async function acquire(
       },
     );
     const granted = votes.count(isGranted);
+    const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
+    if (votes.count((reply) => reply[0] === -1) > 0) {
+      if (mayHold) await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
+      throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
+    }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
       const fields = {
         lockId: request.lockId,
@@ -68,8 +74,7 @@ export async function acquire(
       throw votes.failure('acquire');
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
-    if (granted > 0 || votes.errors.length > 0 || votes.pending > 0)
-      await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
+    if (mayHold) await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
     await sleep(Math.random() * settings.retryJitterMs, signal);

@@ -12,6 +12,8 @@ export interface LockKeys {
   readonly fence: string;
   /** Hash with the current holder's metadata; expires with the lock key. */
   readonly holder: string;
+  /** A semaphore's hash: its limit and a holder record per slot; expires with the last slot. */
+  readonly slots: string;
   /** Published by the release scripts. */
   readonly channel: string;
 }
@@ -36,7 +38,13 @@ export class KeyNames {
 
   of(key: string): LockKeys {
     const lock = this.prefix + key;
-    return { lock, fence: `${lock}${COMPANION}holdfast`, holder: `${lock}${COMPANION}holder`, channel: this.releasedPrefix + key };
+    return {
+      lock,
+      fence: `${lock}${COMPANION}holdfast`,
+      holder: `${lock}${COMPANION}holder`,
+      slots: `${lock}${COMPANION}slots`,
+      channel: this.releasedPrefix + key,
+    };
   }
 
   /** SCAN pattern for every Redis key of the locks whose keys start with `keyPrefix`. */

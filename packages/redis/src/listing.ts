@@ -54,7 +54,7 @@ async function scan(client: Redis, pattern: string, signal: AbortSignal): Promis
   return found;
 }
 
-/** INSPECT of every key, pipelined in batches; a key that is not a string (not a lock) reads as null. */
+/** INSPECT of every key, pipelined in batches; a key that is not a string (a semaphore, data) reads as null. */
 async function inspectAll(client: Redis, names: KeyNames, keys: readonly string[]): Promise<(InspectReply | null)[]> {
   await INSPECT.load(client);
   const replies: (InspectReply | null)[] = [];
@@ -66,8 +66,8 @@ async function inspectAll(client: Redis, names: KeyNames, keys: readonly string[
     }
     const results = (await pipeline.exec()) ?? [];
     for (const [error, reply] of results) {
-      if (error && !String(error.message).startsWith('WRONGTYPE')) throw error;
-      replies.push(error ? null : (reply as InspectReply | null));
+      if (error) throw error;
+      replies.push(reply as InspectReply | null);
     }
   }
   return replies;

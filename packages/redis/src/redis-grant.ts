@@ -27,6 +27,12 @@ export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string
   return false;
 }
 
+/** GET of a key that is not a string (a semaphore took the key after this lock lapsed) holds no lockId. */
+function noValueIfNotAString(error: unknown): null {
+  if (String((error as Error | undefined)?.message).startsWith('WRONGTYPE')) return null;
+  throw error;
+}
+
 export interface GrantFields {
   readonly lockId: string;
   readonly token: bigint;
@@ -113,7 +119,7 @@ export class RedisGrant implements BackendGrant, Voter {
 
   async isHeld({ signal }: CallContext): Promise<boolean> {
     const { nodes, lockId } = this;
-    const votes = await nodes.ask(signal, 'isHeld', (client) => client.get(this.keys.lock), {
+    const votes = await nodes.ask(signal, 'isHeld', (client) => client.get(this.keys.lock).catch(noValueIfNotAString), {
       decision: {
         decided: (partial) =>
           partial.count((value) => value === lockId) >= nodes.quorum ||

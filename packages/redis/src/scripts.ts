@@ -1,22 +1,17 @@
 import { LuaScript } from './lua-script.js';
 
-// KEYS[1] is always the lock key (value = lockId, as in redlock). The holder hash (who holds it)
-// expires with the lock key, so a lock that lapses unreleased leaves nothing that looks like a
+// KEYS[1] is always the lock key: a string whose value is the holder's lockId (as in redlock) for a
+// plain lock, a sorted set of lockIds for a semaphore (slot-scripts.ts). The holder hash (who holds
+// it) expires with the lock key, so a lock that lapses unreleased leaves nothing that looks like a
 // holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
- * Grant: SET NX PX, then the fencing counter is bumped in the same script, so tokens strictly
- * increase per key. A missing counter (first use of the key, or a server that lost its data) starts
- * at the server's clock in microseconds: above any earlier counter, which grew by at most one per
- * attempt, and attempts take far longer than a microsecond.
- * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
- * Returns {1, token, acquiredAtMs} (server clock) when granted. When busy: {0, pttl} (the holder's
- * remaining lease, -1 for a key without expiry: the waiter's wake-up hint, so waiting costs no PTTL
- * of its own), or {0, pttl, counter} with bumpWhenBusy (quorum mode: a node that refused still moves
- * its counter past the holder's token, so the informational token of the next grant exceeds this
- * holder's even if this node is not among the next majority).
+ * Lua: `bump(hash)` increments the key's fencing counter and returns it as a string. A missing
+ * counter (first use of the key, or a server that lost its data) starts at the server's clock in
+ * microseconds: above any earlier counter, which grew by at most one per attempt, and attempts take
+ * far longer than a microsecond. Shared by plain locks and semaphore slots, so tokens increase across both.
  */
-export const ACQUIRE = new LuaScript(`
+export const FENCE_BUMP = `
 local function bump(hash)
   local counter = redis.call('hincrby', hash, 'fence', 1)
   if counter == 1 then
@@ -27,14 +22,35 @@ local function bump(hash)
   -- As a string: Redis would format a large Lua number in exponent notation.
   return string.format('%.0f', counter)
 end
+`;
+
+/** Lua: `nowMs()`, the server's clock in whole milliseconds (leases are judged on it, never on a client's). */
+export const SERVER_NOW = `
+local function nowMs()
+  local now = redis.call('time')
+  return now[1] * 1000 + math.floor(now[2] / 1000)
+end
+`;
+
+/**
+ * Grant: SET NX PX, then the fencing counter is bumped in the same script, so tokens strictly
+ * increase per key.
+ * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
+ * Returns {1, token, acquiredAtMs} (server clock) when granted. When busy: {0, pttl} (the holder's
+ * remaining lease, -1 for a key without expiry: the waiter's wake-up hint, so waiting costs no PTTL
+ * of its own), or {0, pttl, counter} with bumpWhenBusy (quorum mode: a node that refused still moves
+ * its counter past the holder's token, so the informational token of the next grant exceeds this
+ * holder's even if this node is not among the next majority). {-1} when the key is a semaphore's.
+ */
+export const ACQUIRE = new LuaScript(`${FENCE_BUMP}${SERVER_NOW}
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
   local pttl = redis.call('pttl', KEYS[1])
   if ARGV[6] == '1' then return {0, pttl, bump(KEYS[2])} end
   return {0, pttl}
 end
 local token = bump(KEYS[2])
-local now = redis.call('time')
-local at = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
+local at = string.format('%.0f', nowMs())
 redis.call('del', KEYS[3])
 redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
 if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
@@ -44,9 +60,12 @@ redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
 return {1, token, at}
 `);
 
-/** Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing, -1 held by another value. */
+/**
+ * Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing,
+ * -1 held by another value or a semaphore (pcall: GET of a sorted set is an error reply, a table).
+ */
 export const EXTEND = new LuaScript(`
-local value = redis.call('get', KEYS[1])
+local value = redis.pcall('get', KEYS[1])
 if value == ARGV[1] then
   redis.call('pexpire', KEYS[1], ARGV[2])
   redis.call('pexpire', KEYS[2], ARGV[2])
@@ -64,14 +83,25 @@ return 0
 
 /** Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0. */
 export const RELEASE = new LuaScript(`
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1], KEYS[2])
 redis.call('publish', ARGV[2], 'released')
 return 1
 `);
 
-/** Frees the key (and holder hash, KEYS[2]) whoever holds it (holdfast or not). ARGV: channel. Returns 1 if it was held. */
-export const FORCE_RELEASE = new LuaScript(`
+/**
+ * Frees the key whoever holds it (holdfast or not): a plain lock with its holder hash (KEYS[2]), or
+ * every slot of a semaphore with its slots hash (KEYS[3]). ARGV: channel. Returns 1 if it was held.
+ * A semaphore's message names the freed lockIds, so that each slot holder is told at once.
+ */
+export const FORCE_RELEASE = new LuaScript(`${SERVER_NOW}
+if redis.call('type', KEYS[1]).ok == 'zset' then
+  local live = redis.call('zrangebyscore', KEYS[1], '(' .. string.format('%.0f', nowMs()), '+inf')
+  redis.call('del', KEYS[1], KEYS[3])
+  if #live == 0 then return 0 end
+  redis.call('publish', ARGV[1], 'force-released ' .. table.concat(live, ' '))
+  return 1
+end
 local held = redis.call('del', KEYS[1])
 redis.call('del', KEYS[2])
 if held == 0 then return 0 end
@@ -79,10 +109,13 @@ redis.call('publish', ARGV[1], 'force-released')
 return 1
 `);
 
-/** KEYS: lock, holder hash. Returns false when free, else {value, pttl, id, owner, reason, acquiredAtMs, token} (metadata may be false). */
+/**
+ * KEYS: lock, holder hash. Returns false when free or not a string (a semaphore, other data), else
+ * {value, pttl, id, owner, reason, acquiredAtMs, token} (metadata may be false).
+ */
 export const INSPECT = new LuaScript(`
-local value = redis.call('get', KEYS[1])
-if not value then return false end
+local value = redis.pcall('get', KEYS[1])
+if type(value) ~= 'string' then return false end
 local meta = redis.call('hmget', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
 return {value, redis.call('pttl', KEYS[1]), meta[1], meta[2], meta[3], meta[4], meta[5]}
 `);
