@@ -17,7 +17,8 @@ const REMEMBERED_RELEASES = 1024;
 
 /**
  * The key's waiters were handed one release: 'woken' until the woken waiter tries again, 'trying'
- * while that attempt is in flight. Further releases meanwhile wake nobody else: the attempt sees them.
+ * while that attempt is in flight. Further releases meanwhile wake nobody else (the attempt sees
+ * them), unless the attempt takes a semaphore slot: then each freed another slot (see `passed`).
  */
 type Baton = 'woken' | 'trying';
 
@@ -25,7 +26,9 @@ type Baton = 'woken' | 'trying';
  * One provider's waiters, per key, woken one at a time. A release frees the key for one
  * contender, so it wakes the longest-waiting local waiter only, and wakes the next only when that
  * one gave up without trying; one that tried and lost (to another provider or a newcomer) waits
- * again ahead of the others, and the winner's release wakes it. What can go missing is covered: a release seen while an attempt was in flight is
+ * again ahead of the others, and the winner's release wakes it. A semaphore's release frees one
+ * slot: releases that came while a woken waiter was trying wake one more waiter each once it took
+ * a slot. What can go missing is covered: a release seen while an attempt was in flight is
  * remembered for the wait that follows it; a (re)started subscription wakes one waiter per key; and
  * a per-key timer (not per waiter) wakes one waiter when the holder's lease runs out (expiries
  * publish nothing) or after `pollIntervalMs`, whichever comes first.
@@ -35,6 +38,8 @@ export class WakeUps {
   /** Woken waiters that lost the race to another provider or a newcomer: they are woken first. */
   private readonly retrying = new WaitList<string>();
   private readonly batons = new Map<string, Baton>();
+  /** Key -> releases that came while its baton was out: with a semaphore each freed one more slot. */
+  private readonly passed = new Map<string, number>();
   private readonly polls = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
   /** Key -> message count of its last release that woke nobody. */
   private readonly unclaimed = new Map<string, number>();
@@ -52,8 +57,16 @@ export class WakeUps {
     return { since: this.messages, woken };
   }
 
-  attemptEnded(key: string): void {
-    if (this.batons.get(key) === 'trying') this.batons.delete(key);
+  /**
+   * `tookSlot`: the attempt took a semaphore slot. A release that came while it was in flight then
+   * freed another slot, for the next local waiter; after a plain lock's grant the key is busy again.
+   */
+  attemptEnded(key: string, tookSlot = false): void {
+    if (this.batons.get(key) !== 'trying') return;
+    this.batons.delete(key);
+    const passed = this.passed.get(key) ?? 0;
+    this.passed.delete(key);
+    if (tookSlot && passed > 0 && this.wakeOne(key) && passed > 1) this.passed.set(key, passed - 1);
   }
 
   /** Resolves when this waiter is woken, the key's timer or `options.timeoutMs` runs out, or the signal aborts. */
@@ -68,6 +81,7 @@ export class WakeUps {
   released(key: string): void {
     this.messages++;
     const baton = this.batons.get(key);
+    if (baton !== undefined) this.passed.set(key, (this.passed.get(key) ?? 0) + 1);
     // A woken waiter that has not tried yet will see this release; one trying may not have.
     if (baton === 'woken') return;
     if (baton === undefined && this.wakeOne(key)) return;
@@ -114,7 +128,8 @@ export class WakeUps {
     setImmediate(() => {
       if (this.batons.get(key) !== 'woken') return;
       this.batons.delete(key);
-      if (!this.closed) this.wakeOne(key);
+      // The next waiter inherits the releases this one let pass.
+      if (this.closed || !this.wakeOne(key)) this.passed.delete(key);
     });
     return true;
   }
