@@ -6,6 +6,7 @@ import { NodeSet } from './node-set.js';
 import { adapterOptions, checkOptions, type RedisProviderOptions } from './options.js';
 import { RedisBackend } from './redis-backend.js';
 import { RedisNode } from './redis-node.js';
+import { SingleNodeBackend } from './single-node-backend.js';
 import { parseRedisUrl } from './url.js';
 
 export { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
@@ -33,11 +34,9 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   const nodes = nodeOptions.map((node) => new RedisNode(`redis ${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`, node, settings));
   const names = new KeyNames(options.prefix ?? parsed?.prefix ?? DEFAULT_PREFIX, db);
   const nodeSet = new NodeSet(nodes, { driftFactor: options.driftFactor ?? 0.01, straggleMs: 250 });
-  const backend = new RedisBackend(nodeSet, names, {
-    pollIntervalMs: options.pollIntervalMs ?? 2000,
-    splitVoteRetries: 3,
-    retryJitterMs: 50,
-  });
+  const waiting = { pollIntervalMs: options.pollIntervalMs ?? 2000, splitVoteRetries: 3, retryJitterMs: 50 };
+  // Semaphores only on one server (see SingleNodeBackend): core answers UnsupportedError for a quorum.
+  const backend = nodeSet.isQuorum ? new RedisBackend(nodeSet, names, waiting) : new SingleNodeBackend(nodeSet, names, waiting);
   return createProvider(backend, providerOptions(options));
 }
 

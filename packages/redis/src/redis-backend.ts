@@ -11,6 +11,7 @@ import {
 } from '@holdfast/core/backend';
 import { acquire, type SplitVoteSettings } from './acquire.js';
 import { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import { ForcedReleases } from './forced-releases.js';
 import { type InspectReply, inspectionOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
 import { listLocks } from './listing.js';
@@ -30,22 +31,25 @@ const NO_HINT: WakeHint = { since: Infinity, woken: false, freeInMs: Infinity };
 /**
  * Locks on one Redis server, or with the Redlock algorithm on several independent ones (see
  * NodeSet): the grant protocol is in acquire.ts, a held lock in redis-grant.ts, waiting in
- * wake-ups.ts and release-subscription.ts, listing in listing.ts.
+ * wake-ups.ts and release-subscription.ts, listing in listing.ts. Semaphores are single-node
+ * only: single-node-backend.ts.
  */
 export class RedisBackend implements LockBackend<WakeHint> {
   readonly name = 'redis';
   readonly capabilities: Capabilities;
-  private readonly wakeUps: WakeUps;
-  private readonly subscription: ReleaseSubscription;
+  protected readonly wakeUps: WakeUps;
+  protected readonly subscription: ReleaseSubscription;
+  /** Slot holders waiting to hear of a forced release of their key. */
+  protected readonly forced = new ForcedReleases();
 
   constructor(
-    private readonly nodes: NodeSet,
-    private readonly names: KeyNames,
+    protected readonly nodes: NodeSet,
+    protected readonly names: KeyNames,
     private readonly settings: RedisBackendSettings,
   ) {
     this.capabilities = nodes.isQuorum ? QUORUM_CAPABILITIES : SINGLE_NODE_CAPABILITIES;
     this.wakeUps = new WakeUps(settings.pollIntervalMs);
-    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps);
+    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced);
   }
 
   async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
@@ -83,11 +87,11 @@ export class RedisBackend implements LockBackend<WakeHint> {
   }
 
   async forceRelease(key: string, { signal }: CallContext): Promise<boolean> {
-    const { lock, holder, channel } = this.names.of(key);
+    const { lock, holder, slots, channel } = this.names.of(key);
     const votes = await this.nodes.ask(
       signal,
       'forceRelease',
-      (client) => FORCE_RELEASE.run(client, [lock, holder], [channel]) as Promise<number>,
+      (client) => FORCE_RELEASE.run(client, [lock, holder, slots], [channel]) as Promise<number>,
     );
     if (votes.tooManyFailed) throw votes.failure('forceRelease');
     return votes.count((answer) => answer === 1) > 0;
@@ -96,6 +100,7 @@ export class RedisBackend implements LockBackend<WakeHint> {
   /** Quits politely; when `signal` aborts (close ran out of time) the sockets are closed at once. */
   async close({ signal }: CallContext): Promise<void> {
     this.wakeUps.close();
+    this.forced.close();
     await this.nodes.close(signal);
   }
 }

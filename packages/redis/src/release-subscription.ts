@@ -1,3 +1,4 @@
+import { type ForcedReleases, forcedSlotsIn } from './forced-releases.js';
 import type { KeyNames } from './key-names.js';
 import type { RedisNode } from './redis-node.js';
 import type { WakeUps } from './wake-ups.js';
@@ -9,8 +10,9 @@ const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
  * The provider's one pub/sub subscription per node, for its whole life from the first wait: two
  * patterns cover every lock of the namespace (the release channels, and keyspace notifications
  * when the server has them on: redlock releases and expiries), so waiting never subscribes or
- * unsubscribes per key. Each message becomes one release for the wake-ups. Patterns also hear
- * older versions' per-key release channels, which they publish to and subscribe to alike.
+ * unsubscribes per key. Each message becomes one release for the wake-ups, except a semaphore's
+ * forced release: one per freed slot, and its slot holders are told. Patterns also hear older
+ * versions' per-key release channels, which they publish to and subscribe to alike.
  */
 export class ReleaseSubscription {
   private started = false;
@@ -19,6 +21,7 @@ export class ReleaseSubscription {
     private readonly nodes: readonly RedisNode[],
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
+    private readonly forced: ForcedReleases,
   ) {}
 
   start(): void {
@@ -28,7 +31,7 @@ export class ReleaseSubscription {
   }
 
   private listenTo(node: RedisNode): void {
-    const { names, wakeUps } = this;
+    const { names, wakeUps, forced } = this;
     let listening = false;
     node.listen(names.wakeUpPatterns, {
       listening: () => {
@@ -45,7 +48,13 @@ export class ReleaseSubscription {
       // already woken (see WakeUps.released).
       message: (channel, message) => {
         const released = names.releasedKey(channel);
-        if (released !== undefined) return wakeUps.released(released);
+        if (released !== undefined) {
+          const slots = forcedSlotsIn(message);
+          if (slots === undefined) return wakeUps.released(released);
+          forced.told(released, slots);
+          for (const _ of slots) wakeUps.released(released);
+          return;
+        }
         const key = names.keyspaceKey(channel);
         if (key !== undefined && FREEING_EVENTS.has(message)) wakeUps.released(key);
       },

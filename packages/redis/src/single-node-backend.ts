@@ -1,0 +1,38 @@
+import type { LockInfo } from '@holdfast/core';
+import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted, type SlotRequest } from '@holdfast/core/backend';
+import { RedisBackend } from './redis-backend.js';
+import { RedisSlot, releaseSlot } from './slot-grant.js';
+import { slotHolders } from './slot-holders.js';
+import { takeSlot } from './take-slot.js';
+import type { WakeHint } from './wake-ups.js';
+
+/**
+ * One Redis server: locks, and semaphores (a sorted set per key, see slot-scripts.ts). A quorum has
+ * no semaphores (RedisBackend alone): a slot granted by a majority of independent servers is not
+ * sound without more work (each node prunes by its own clock, a node that forgot its slots lets
+ * the count exceed the limit, and counts of different majorities do not add up).
+ */
+export class SingleNodeBackend extends RedisBackend {
+  async tryGrantSlot(request: SlotRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+    const attempt = this.wakeUps.attemptStarted(request.key);
+    let outcome: Awaited<ReturnType<typeof takeSlot>> | undefined;
+    try {
+      outcome = await takeSlot(this.nodes, this.names.of(request.key), request, signal, this.forced);
+    } finally {
+      this.wakeUps.attemptEnded(request.key, outcome instanceof RedisSlot);
+    }
+    if (!(outcome instanceof RedisSlot)) return busy({ ...attempt, freeInMs: outcome.freeInMs });
+    // Its holder hears of a forced release of the key through the provider's one subscription.
+    this.subscription.start();
+    return granted(outcome);
+  }
+
+  slotHolders(key: string, { signal }: CallContext): Promise<readonly LockInfo[]> {
+    return slotHolders(this.nodes, this.names.of(key), key, signal);
+  }
+
+  override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
+    if ((request as SlotRequest).limit === undefined) return super.abandon(request, call);
+    await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
+  }
+}

@@ -1,0 +1,125 @@
+import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
+import type { ForcedReleases } from './forced-releases.js';
+import type { LockKeys } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import type { Session, Voter } from './session.js';
+import { onTheNode } from './single-node-call.js';
+import { EXTEND_SLOT, RELEASE_SLOT, SLOT_HELD } from './slot-scripts.js';
+
+/** Frees `lockId`'s slot of the semaphore if it holds one (and wakes a waiter); true if it did. */
+export async function releaseSlot(nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<boolean> {
+  const { value } = await onTheNode(
+    nodes,
+    signal,
+    'release',
+    (client) => RELEASE_SLOT.run(client, [keys.lock, keys.slots], [lockId, keys.channel]) as Promise<number>,
+  );
+  return value === 1;
+}
+
+export interface SlotFields {
+  /** The user's key: forced releases are announced by it. */
+  readonly key: string;
+  readonly lockId: string;
+  readonly token: bigint;
+  readonly acquiredAt: Date;
+  /** Local end of the lease (from when the attempt was sent), on which `expiresAt` is based. */
+  readonly leaseEnd: number;
+  readonly onLost: (detail: string) => void;
+}
+
+/**
+ * One slot of a semaphore on one Redis server: `lockId` is a member of the key's sorted set, and
+ * every operation is owner-checked by it. As with a plain lock, the slot is only known to stand
+ * while the connection it was granted on stays open (a restart without persistence forgets it);
+ * and while it lasts it listens for a forced release of its key, so that its holder is told at
+ * once rather than at its next renewal.
+ */
+export class RedisSlot implements BackendGrant, Voter {
+  readonly token: bigint;
+  readonly acquiredAt: Date;
+  leaseEnd: number;
+  private readonly key: string;
+  private readonly lockId: string;
+  private readonly onLost: (detail: string) => void;
+  private readonly done = new AbortController();
+
+  constructor(
+    private readonly nodes: NodeSet,
+    private readonly keys: LockKeys,
+    fields: SlotFields,
+    private readonly session: Session | undefined,
+    forced: ForcedReleases,
+  ) {
+    this.key = fields.key;
+    this.lockId = fields.lockId;
+    this.token = fields.token;
+    this.acquiredAt = fields.acquiredAt;
+    this.leaseEnd = fields.leaseEnd;
+    this.onLost = fields.onLost;
+    session?.enlist(this);
+    void this.watchForcedRelease(forced);
+  }
+
+  get expiresAt(): Date {
+    return new Date(this.leaseEnd);
+  }
+
+  async extend(ttlMs: number, { signal }: CallContext): Promise<Extension> {
+    const started = Date.now();
+    const { value } = await onTheNode(
+      this.nodes,
+      signal,
+      'extend',
+      (client) => EXTEND_SLOT.run(client, [this.keys.lock, this.keys.slots], [this.lockId, ttlMs]) as Promise<number>,
+    );
+    if (value !== 1) {
+      this.forget();
+      return NOT_HELD;
+    }
+    this.leaseEnd = started + ttlMs;
+    return stillHeld(this.expiresAt);
+  }
+
+  release({ signal }: CallContext): Promise<boolean> {
+    this.forget();
+    return releaseSlot(this.nodes, this.keys, this.lockId, signal);
+  }
+
+  async isHeld({ signal }: CallContext): Promise<boolean> {
+    const { value } = await onTheNode(
+      this.nodes,
+      signal,
+      'isHeld',
+      (client) => SLOT_HELD.run(client, [this.keys.lock], [this.lockId]) as Promise<number>,
+    );
+    if (value !== 1) this.forget();
+    return value === 1;
+  }
+
+  sessionEnded(_session: Session, detail: string): void {
+    this.lost(detail);
+  }
+
+  private async watchForcedRelease(forced: ForcedReleases): Promise<void> {
+    for (;;) {
+      const leftMs = this.leaseEnd - Date.now();
+      if (this.done.signal.aborted || leftMs <= 0) return;
+      const freed = await forced.wait(this.key, { signal: this.done.signal, timeoutMs: leftMs });
+      if (freed === 'closed') return;
+      if (freed?.includes(this.lockId)) return this.lost('force-released by an administrator');
+    }
+  }
+
+  private lost(detail: string): void {
+    if (this.done.signal.aborted) return;
+    this.forget();
+    this.onLost(detail);
+  }
+
+  /** No longer ours to watch: released, lost or found gone. */
+  private forget(): void {
+    this.done.abort();
+    this.session?.withdraw(this);
+  }
+}

@@ -1,0 +1,59 @@
+import { LockConflictError } from '@holdfast/core';
+import type { SlotRequest } from '@holdfast/core/backend';
+import type { Refusal } from './acquire.js';
+import type { ForcedReleases } from './forced-releases.js';
+import type { LockKeys } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import { onTheNode } from './single-node-call.js';
+import { RedisSlot } from './slot-grant.js';
+import { TAKE_SLOT } from './slot-scripts.js';
+
+/** TAKE_SLOT's answer: [1, token, acquiredAtMs]; [0, ms until the earliest lease ends]; [-1] a plain lock; [-2, limit] another limit. */
+type TakeReply = [code: 1, token: string, acquiredAtMs: string] | [code: 0, freeInMs: number] | [code: -1] | [code: -2, limit: number];
+
+/**
+ * One attempt at a slot of a semaphore on the only server: the TAKE_SLOT script decides on the
+ * server's clock, with the lapsed slots pruned first. Busy answers carry the time until the
+ * earliest slot's lease ends, when the key's waiters are woken if no release came first.
+ */
+export async function takeSlot(
+  nodes: NodeSet,
+  keys: LockKeys,
+  request: SlotRequest,
+  signal: AbortSignal,
+  forced: ForcedReleases,
+): Promise<RedisSlot | Refusal> {
+  const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
+  const args = [request.lockId, request.ttlMs, request.limit, request.owner, ...reason];
+  const started = Date.now();
+  const { value: reply, session } = await onTheNode(
+    nodes,
+    signal,
+    'acquire',
+    (client) => TAKE_SLOT.run(client, [keys.lock, keys.slots, keys.fence], args) as Promise<TakeReply>,
+  );
+  switch (reply[0]) {
+    case 1: {
+      const fields = {
+        key: request.key,
+        lockId: request.lockId,
+        token: BigInt(reply[1]),
+        acquiredAt: new Date(Number(reply[2])),
+        leaseEnd: started + request.ttlMs,
+        onLost: request.onLost,
+      };
+      return new RedisSlot(nodes, keys, fields, session, forced);
+    }
+    case 0:
+      return { freeInMs: Math.max(0, reply[1]) };
+    case -1:
+      throw new LockConflictError(request.key, 'it is held as a plain lock, not a semaphore');
+    case -2:
+      throw new LockConflictError(
+        request.key,
+        reply[1] === -1
+          ? 'it is in use as a semaphore whose limit record is missing'
+          : `it is in use as a semaphore with limit ${reply[1]}, not ${request.limit}`,
+      );
+  }
+}
