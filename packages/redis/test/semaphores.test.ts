@@ -1,0 +1,154 @@
+import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { codeOf, lostWithin, timed, until } from '@holdfast/test-harness/helpers';
+import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
+import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { quorumUrl } from './quorum-url.js';
+
+// Semaphores on one Redis server beside plain locks: what listing and inspection show, what a lock
+// whose key became a semaphore is told, how holders learn of a forced release, and how many
+// waiters a release of several slots wakes.
+
+const redis = await useBackend('redis');
+const set: RedisSet | null = (await needLocalBinary('redis-server')) ? null : await startRedisSet(3);
+const raw = redis.url ? new Redis(redis.url) : undefined;
+afterAll(async () => {
+  raw?.disconnect();
+  await set?.stop();
+}, 60_000);
+
+const providers: LockProvider[] = [];
+afterEach(async () => {
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => {
+  const provider = createRedisProvider({ url: redis.url!, ...options });
+  providers.push(provider);
+  return provider;
+};
+let keyCount = 0;
+const newKey = (): string => `semaphores/${process.pid}/${Date.now()}-${++keyCount}`;
+
+describe.skipIf(!redis.url)(`semaphores on one server (${redis.label})`, { timeout: 20_000 }, () => {
+  test('list() and inspect() do not mistake a semaphore key for a lock; holders() shows its slots', async () => {
+    for (const prefix of [undefined, '']) {
+      const locks = open(prefix === undefined ? {} : { prefix });
+      const base = newKey();
+      const lock = await locks.tryAcquire(`${base}/lock`);
+      const slots = locks.semaphore(`${base}/semaphore`, 2);
+      const first = await slots.tryAcquire({ reason: 'first' });
+      const second = await slots.tryAcquire();
+      expect(first && second && lock).toBeTruthy();
+      const listed = await locks.list({ prefix: base });
+      expect(
+        listed.map((info) => info.key),
+        `prefix ${String(prefix)}: list() shows a semaphore`,
+      ).toEqual([`${base}/lock`]);
+      expect(await locks.inspect(`${base}/semaphore`), 'inspect() of a semaphore key').toBeNull();
+      const holders = await slots.holders();
+      expect(holders.map((holder) => [holder.owner, holder.token, holder.reason])).toEqual([
+        [locks.owner, first!.token, 'first'],
+        [locks.owner, second!.token, undefined],
+      ]);
+      expect(holders[0]!.details).toEqual({ limit: 2 });
+      for (const holder of holders) expect(Math.abs(holder.expiresAt!.getTime() - (Date.now() + 30_000))).toBeLessThan(1000);
+      await Promise.all([lock!.release(), first!.release(), second!.release()]);
+    }
+  });
+
+  test('tokens increase across plain locks and slots of one key; a released semaphore leaves only the fence counter', async () => {
+    const locks = open();
+    const key = newKey();
+    const lock = await locks.tryAcquire(key);
+    await lock!.release();
+    const slot = await locks.semaphore(key, 3).tryAcquire();
+    expect(slot!.token).toBeGreaterThan(lock!.token);
+    await slot!.release();
+    const again = await locks.tryAcquire(key);
+    expect(again!.token).toBeGreaterThan(slot!.token);
+    await again!.release();
+    expect((await raw!.keys(`holdfast:${key}*`)).sort()).toEqual([`holdfast:${key}//holdfast`]);
+  });
+
+  test('a plain lock whose key was taken over by a semaphore is not held: extend and isHeld say so, with no backend error', async () => {
+    const locks = open();
+    const [extended, checked] = [newKey(), newKey()];
+    const holders = [await locks.tryAcquire(extended), await locks.tryAcquire(checked)];
+    const slots: Lock[] = [];
+    for (const key of [extended, checked]) {
+      // The lock key vanishes under its holder (an operator, a restart), and a semaphore takes the key.
+      await raw!.del(`holdfast:${key}`);
+      slots.push((await open().semaphore(key, 2).tryAcquire())!);
+    }
+    const refused = await holders[0]!.extend().catch((error: unknown) => error);
+    expect(codeOf(refused)).toBe(ErrorCode.Lost);
+    expect((refused as Error).message).toMatch(/the backend no longer has it/);
+    expect(await holders[1]!.isHeld()).toBe(false);
+    for (const slot of slots) expect(await slot.isHeld(), "the old lock's release freed a slot").toBe(true);
+    await Promise.all(slots.map((slot) => slot.release()));
+  });
+
+  test('forceRelease tells every slot holder at once through the subscription, in providers that never waited too', async () => {
+    const subscribers = async (): Promise<number> =>
+      ((await raw!.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string).split('\n').filter(Boolean).length;
+    const before = await subscribers();
+    const [a, b, admin] = [open(), open(), open()];
+    const key = newKey();
+    const held: Lock[] = [];
+    for (const locks of [a, a, b]) held.push((await locks.semaphore(key, 3).tryAcquire({ ttlMs: 60_000 }))!);
+    const other = (await a.semaphore(`${key}/other`, 1).tryAcquire())!;
+    // A slot grant opens its provider's subscription (two patterns); a message before it is active is missed.
+    await until(async () => (await subscribers()) >= before + 2, 3000, 'both holders subscribe', { everyMs: 10 });
+    // Renewals come every 20 s: a holder told within a second heard the message.
+    const { ms, error } = await timed(
+      Promise.all([admin.forceRelease(key), ...held.map((slot) => lostWithin(slot, 1000, 'a force-released slot holder is told'))]),
+      3000,
+      'forceRelease',
+    );
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(1000);
+    for (const slot of held) expect(String((slot.signal.reason as Error).message)).toMatch(/force-released/);
+    expect(other.signal.aborted, "a forced release of one key ended another key's slot").toBe(false);
+    expect(await a.semaphore(key, 3).holders()).toEqual([]);
+    await other.release();
+  });
+
+  test('releases of several slots wake as many waiters of one provider, without waiting for a poll', async () => {
+    const key = newKey();
+    const holding = open();
+    const held: Lock[] = [];
+    for (let i = 0; i < 3; i++) held.push((await holding.semaphore(key, 3).tryAcquire({ ttlMs: 60_000 }))!);
+    const waiting = open({ pollIntervalMs: 60_000 }).semaphore(key, 3);
+    const waiters = [0, 1, 2].map(() => timed(waiting.acquire({ waitMs: 15_000 }), 16_000, 'a waiter'));
+    // Let the waiters settle into their waits (each saw the key busy for another 60 s).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const releasedAt = Date.now();
+    await Promise.all(held.map((slot) => slot.release()));
+    const granted = await Promise.all(waiters);
+    for (const waiter of granted) {
+      expect(waiter.error).toBeUndefined();
+      expect(waiter.value!.signal.aborted).toBe(false);
+    }
+    expect(Date.now() - releasedAt, 'a waiter was left to its poll').toBeLessThan(2000);
+    await Promise.all(granted.map((waiter) => waiter.value!.release()));
+  });
+});
+
+describe.skipIf(!set)('semaphores on a quorum', () => {
+  test('provider.semaphore() is an UnsupportedError before anything is sent; locks go on working', async () => {
+    const locks = createRedisProvider({ url: quorumUrl(set!.urls) });
+    providers.push(locks);
+    let thrown: unknown;
+    try {
+      locks.semaphore(newKey(), 2);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(codeOf(thrown)).toBe(ErrorCode.Unsupported);
+    const lock = await locks.tryAcquire(newKey());
+    expect(lock).not.toBeNull();
+    await lock!.release();
+  });
+});
