@@ -72,7 +72,9 @@ export class ConsulHttp {
     this.base = new URL(options.baseUrl);
     const https = this.base.protocol === 'https:';
     // Blocking queries hold a socket each; keep-alive saves a handshake per call.
-    this.agent = https ? new HttpsAgent({ keepAlive: true, maxSockets: MAX_SOCKETS }) : new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
+    this.agent = https
+      ? new HttpsAgent({ keepAlive: true, maxSockets: MAX_SOCKETS })
+      : new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }
 
@@ -101,7 +103,10 @@ export class ConsulHttp {
     const response = await this.send(method, url, headers, init);
     const accept = init.accept ?? [200];
     if (!accept.includes(response.status)) {
-      throw new ConsulHttpError(`${method} ${url.pathname}: HTTP ${response.status} ${response.body.trim().slice(0, 200)}`, response.status);
+      throw new ConsulHttpError(
+        `${method} ${url.pathname}: HTTP ${response.status} ${response.body.trim().slice(0, 200)}`,
+        response.status,
+      );
     }
     return response;
   }

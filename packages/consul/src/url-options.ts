@@ -1,5 +1,5 @@
 import { InvalidArgumentError, parseDuration } from '@holdfast/core';
-import { checkOptionNames, type ConsulLockOptions } from './options.js';
+import { type ConsulLockOptions, checkOptionNames } from './options.js';
 
 type Setting = Exclude<keyof ConsulLockOptions, 'url' | 'owner' | 'ttlBelowMinimum' | 'logger'>;
 
@@ -18,7 +18,16 @@ const PARAMETERS: Record<string, { option: Setting; parse: (text: string, name: 
 };
 
 /** `options.adapter` keys a URL cannot carry conveniently (a token kept out of logs, for one). */
-const ADAPTER_KEYS: readonly Setting[] = ['prefix', 'token', 'datacenter', 'lockDelayMs', 'lockDelayRetryMs', 'monitorRetries', 'monitorRetryMs', 'sessionMode'];
+const ADAPTER_KEYS: readonly Setting[] = [
+  'prefix',
+  'token',
+  'datacenter',
+  'lockDelayMs',
+  'lockDelayRetryMs',
+  'monitorRetries',
+  'monitorRetryMs',
+  'sessionMode',
+];
 
 /**
  * consul://host:port[/prefix]?prefix=&lockDelay=1s&lockDelayRetry=&monitorRetries=&monitorRetryTime=
@@ -34,7 +43,8 @@ export function optionsFromUrl(text: string, adapter: Readonly<Record<string, un
   } catch {
     throw new InvalidArgumentError('url', 'not a valid URL (expected consul://host:8500[/prefix]?…)');
   }
-  if (url.username || url.password) throw new InvalidArgumentError('url', 'credentials in the URL are not used: pass ?token= or adapter.token');
+  if (url.username || url.password)
+    throw new InvalidArgumentError('url', 'credentials in the URL are not used: pass ?token= or adapter.token');
   if (url.hash) throw new InvalidArgumentError('url', 'a #fragment means nothing here');
   const settings: Record<string, unknown> = {};
   for (const name of new Set(url.searchParams.keys())) {
@@ -43,7 +53,8 @@ export function optionsFromUrl(text: string, adapter: Readonly<Record<string, un
     const value = values[0]!;
     if (name === 'tls') continue;
     const parameter = PARAMETERS[name];
-    if (!parameter) throw new InvalidArgumentError(name, `unknown consul:// URL parameter (known: ${[...Object.keys(PARAMETERS), 'tls'].join(', ')})`);
+    if (!parameter)
+      throw new InvalidArgumentError(name, `unknown consul:// URL parameter (known: ${[...Object.keys(PARAMETERS), 'tls'].join(', ')})`);
     if (value === '') throw new InvalidArgumentError(name, 'empty value');
     settings[parameter.option] = parameter.parse(value, name);
   }
@@ -51,7 +62,8 @@ export function optionsFromUrl(text: string, adapter: Readonly<Record<string, un
   if (tls !== null && tls !== 'true' && tls !== 'false') throw new InvalidArgumentError('tls', `expected true or false, got "${tls}"`);
   const pathPrefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''));
   if (pathPrefix) {
-    if (settings['prefix'] !== undefined && settings['prefix'] !== pathPrefix) throw new InvalidArgumentError('prefix', 'given both as the URL path and as ?prefix=');
+    if (settings['prefix'] !== undefined && settings['prefix'] !== pathPrefix)
+      throw new InvalidArgumentError('prefix', 'given both as the URL path and as ?prefix=');
     settings['prefix'] = pathPrefix;
   }
   if (adapter === null || typeof adapter !== 'object') throw new InvalidArgumentError('adapter', 'expected an object of Consul settings');

@@ -1,10 +1,10 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
-import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { type HungListener, hungListener } from '@holdfast/test-harness/faults';
 import { abortedWithin, codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
-import { startSwitchableProxy, type SwitchableProxy } from './switchable-proxy.js';
+import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy.js';
 
 const consul = await useBackend('consul');
 
@@ -14,7 +14,9 @@ const HANG_MS = 30_000;
 describe('every call to a hung agent is bounded by the caller (a loopback listener that never answers)', () => {
   const providers: LockProvider[] = [];
   let hung: HungListener | undefined;
-  const onHung = async (options: { callTimeoutMs?: number; closeTimeoutMs?: number; sessionMode?: 'per-lock' } = {}): Promise<LockProvider> => {
+  const onHung = async (
+    options: { callTimeoutMs?: number; closeTimeoutMs?: number; sessionMode?: 'per-lock' } = {},
+  ): Promise<LockProvider> => {
     hung ??= await hungListener();
     const provider = createConsulProvider({ url: `http://${hung.address.host}:${hung.address.port}`, lockDelayMs: 1000, ...options });
     providers.push(provider);
@@ -82,7 +84,13 @@ describe.skipIf(!consul.url)('close() while holding locks, when the agent hangs'
     test(`session=${sessionMode}: close() ends within closeTimeoutMs, holders are told, sockets are destroyed`, async () => {
       const proxy = await startSwitchableProxy(consul.url!.replace('consul://', 'http://'));
       proxies.push(proxy);
-      const locks = createConsulProvider({ url: proxy.url, prefix: `holdfast-close-${sessionMode}`, lockDelayMs: 1000, sessionMode, closeTimeoutMs: 2000 });
+      const locks = createConsulProvider({
+        url: proxy.url,
+        prefix: `holdfast-close-${sessionMode}`,
+        lockDelayMs: 1000,
+        sessionMode,
+        closeTimeoutMs: 2000,
+      });
       providers.push(locks);
       const held = [(await locks.tryAcquire('a'))!, (await locks.tryAcquire('b'))!];
       expect(held.every((lock) => lock !== null)).toBe(true);

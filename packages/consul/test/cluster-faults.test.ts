@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { FencedResource } from '@holdfast/test-harness';
 import { lostWithin } from '@holdfast/test-harness/helpers';
-import { startConsulCluster, type ConsulCluster } from '@holdfast/test-harness/servers';
+import { type ConsulCluster, startConsulCluster } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
@@ -28,7 +28,6 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
     await Promise.allSettled(providers.map((p) => p.close()));
     await cluster?.stop();
   }, 60_000);
-
 
   test('no lock is granted twice (fenced), holders keep their lock or are told, waiters get every key', async () => {
     const leader = await cluster.leaderIndex();
@@ -66,11 +65,22 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
 
     const killedAt = Date.now();
     const toldAfter = new Map<string, number>();
-    for (const [key, lock] of holders) lock.signal.addEventListener('abort', () => {
-      if ((lock.signal.reason as { code?: string }).code === ErrorCode.Lost) toldAfter.set(key, Date.now() - killedAt);
-    }, { once: true });
+    for (const [key, lock] of holders)
+      lock.signal.addEventListener(
+        'abort',
+        () => {
+          if ((lock.signal.reason as { code?: string }).code === ErrorCode.Lost) toldAfter.set(key, Date.now() - killedAt);
+        },
+        { once: true },
+      );
     const acquiredAfter = new Map<string, number>();
-    waiters.forEach((waiter, i) => void waiter.then(() => acquiredAfter.set(keys[i]!, Date.now() - killedAt), () => undefined));
+    waiters.forEach(
+      (waiter, i) =>
+        void waiter.then(
+          () => acquiredAfter.set(keys[i]!, Date.now() - killedAt),
+          () => undefined,
+        ),
+    );
     await cluster.kill(leader);
     const newLeader = await cluster.waitForLeader(60_000);
     expect(newLeader).not.toBe(leader);
@@ -96,7 +106,7 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
       expect(lock.token, key).toBeGreaterThan(holders.get(key)!.token);
       expect(await lock.isHeld()).toBe(true);
     }
-    stops.forEach((stop) => stop());
+    for (const stop of stops) stop();
     expect(waiterRejected).toEqual([]);
     // Stale holders' writes after the takeover were refused by the fence; none got through out of order.
     for (const [key, resource] of resources) {
@@ -104,7 +114,9 @@ describe.skipIf(missing !== null)('3-server Consul cluster: the leader is killed
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]! >= tokens[i - 1]!, key).toBe(true);
       expect(resource.writes.at(-1)?.value, key).toBe(`waiter of ${key}`);
     }
-    console.info(`[consul faults] stale writes refused by the fence: ${rejected.length}; ms after the kill: told lost ${JSON.stringify(Object.fromEntries(toldAfter))}, waiter acquired ${JSON.stringify(Object.fromEntries(acquiredAfter))}`);
+    console.info(
+      `[consul faults] stale writes refused by the fence: ${rejected.length}; ms after the kill: told lost ${JSON.stringify(Object.fromEntries(toldAfter))}, waiter acquired ${JSON.stringify(Object.fromEntries(acquiredAfter))}`,
+    );
     await Promise.all(acquired.map((lock) => lock.release()));
   }, 180_000);
 });

@@ -10,7 +10,12 @@ const consul = await useBackend('consul');
 describe.skipIf(!consul.url)('a lost handle proves its exact grant, not just the shared session', () => {
   const providers: LockProvider[] = [];
   const provider = (sessionMode: 'shared' | 'per-lock' = 'shared'): LockProvider => {
-    const created = createConsulProvider({ url: consul.url!.replace('consul://', 'http://'), prefix: 'holdfast-exact', lockDelayMs: 1000, sessionMode });
+    const created = createConsulProvider({
+      url: consul.url!.replace('consul://', 'http://'),
+      prefix: 'holdfast-exact',
+      lockDelayMs: 1000,
+      sessionMode,
+    });
     providers.push(created);
     return created;
   };

@@ -22,12 +22,22 @@ describe.skipIf(!consul.url)('a lock write that lands after its acquire gave up 
       const proxy = await FaultProxy.start({ host: agent.hostname, port: Number(agent.port) });
       proxies.push(proxy);
       const prefix = `holdfast-late-${sessionMode}`;
-      const stalled = createConsulProvider({ url: `http://127.0.0.1:${proxy.address.port}`, prefix, lockDelayMs: 1000, sessionMode, callTimeoutMs: 1000 });
+      const stalled = createConsulProvider({
+        url: `http://127.0.0.1:${proxy.address.port}`,
+        prefix,
+        lockDelayMs: 1000,
+        sessionMode,
+        callTimeoutMs: 1000,
+      });
       const waiter = createConsulProvider({ url: address, prefix, lockDelayMs: 1000 });
       providers.push(stalled, waiter);
       // Request 1 creates the session, request 2 is the lock transaction: hold it back.
       const hold = proxy.holdClientChunk(2, 3000);
-      const error = await within(stalled.tryAcquire('job').catch((e: unknown) => e), 5000, 'stalled tryAcquire');
+      const error = await within(
+        stalled.tryAcquire('job').catch((e: unknown) => e),
+        5000,
+        'stalled tryAcquire',
+      );
       expect(error).toMatchObject({ code: ErrorCode.Backend });
       expect((await hold.engaged).preview).toContain('/v1/txn');
       await within(hold.released, 5000, 'the held write passed on');

@@ -33,7 +33,9 @@ describe.skipIf(!consul.url)('nothing a released or lapsed lock leaves behind lo
     await abortedWithin(lock.signal, 13_000, 'the lapsing lock reported lost at its lease end');
     expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
     // Consul invalidates the session 2 x its 10 s TTL after creation, at the latest.
-    const goneAfter = await until(async () => (await keysUnder(prefix)).length === 0, 15_000, 'the lapsed lock key deleted', { everyMs: 50 });
+    const goneAfter = await until(async () => (await keysUnder(prefix)).length === 0, 15_000, 'the lapsed lock key deleted', {
+      everyMs: 50,
+    });
     console.info(`[consul leftovers] lapsed key gone ${Math.round(goneAfter)} ms after the lease end`);
     expect(await locks.inspect('report')).toBeNull();
     const next = await locks.acquire('report', { waitMs: 5000 });
@@ -47,7 +49,11 @@ describe.skipIf(!consul.url)('nothing a released or lapsed lock leaves behind lo
     const locks = provider(prefix);
     const perLock = createConsulProvider({ url: http, prefix, lockDelayMs: 1000, sessionMode: 'per-lock' });
     providers.push(perLock);
-    const held = [await locks.tryAcquire('a'), await perLock.tryAcquire('b'), await locks.tryAcquire('c', { autoRenew: false, ttlMs: 10_000 })];
+    const held = [
+      await locks.tryAcquire('a'),
+      await perLock.tryAcquire('b'),
+      await locks.tryAcquire('c', { autoRenew: false, ttlMs: 10_000 }),
+    ];
     expect(await keysUnder(prefix)).toHaveLength(3);
     await Promise.all(held.map((lock) => lock!.release()));
     expect(await keysUnder(prefix)).toEqual([]);

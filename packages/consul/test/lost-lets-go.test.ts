@@ -4,7 +4,7 @@ import { elapsed, lostWithin, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
-import { startSwitchableProxy, type SwitchableProxy } from './switchable-proxy.js';
+import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy.js';
 
 const consul = await useBackend('consul');
 
@@ -23,7 +23,14 @@ describe.skipIf(!consul.url)('a lock declared lost is let go on the server as so
       proxies.push(proxy);
       const prefix = `holdfast-letgo-${randomBytes(3).toString('hex')}`;
       // Told "lost" after 3 failed monitor reads 1 s apart; lock-delay 1 s.
-      const holder = createConsulProvider({ url: proxy.url, prefix, lockDelayMs: 1000, monitorRetries: 3, monitorRetryMs: 1000, sessionMode });
+      const holder = createConsulProvider({
+        url: proxy.url,
+        prefix,
+        lockDelayMs: 1000,
+        monitorRetries: 3,
+        monitorRetryMs: 1000,
+        sessionMode,
+      });
       const waiter = createConsulProvider({ url: address, prefix, lockDelayMs: 1000 });
       providers.push(holder, waiter);
       const key = 'job';
@@ -44,7 +51,9 @@ describe.skipIf(!consul.url)('a lock declared lost is let go on the server as so
       expect(taken.token).toBeGreaterThan(lock.token);
       // Freed by the holder's compare-and-set release (no lock-delay, no session expiry): about one retry period.
       expect(handoffMs).toBeLessThan(3000);
-      console.info(`[consul let-go ${sessionMode}] told lost ${Math.round(lostAfter)} ms after the cut; key free ${handoffMs} ms after the agent was back`);
+      console.info(
+        `[consul let-go ${sessionMode}] told lost ${Math.round(lostAfter)} ms after the cut; key free ${handoffMs} ms after the agent was back`,
+      );
       await taken.release();
     });
   }

@@ -23,10 +23,13 @@ async function notYetRegistered(agentUrl: string): Promise<{ url: string; refusa
       outgoing.writeHead(500, { 'Content-Type': 'text/plain' }).end('apply failed: Missing node registration');
       return;
     }
-    const forwarded = request({ host: agent.hostname, port: agent.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const forwarded = request(
+      { host: agent.hostname, port: agent.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     forwarded.on('error', () => outgoing.destroy());
     incoming.pipe(forwarded);
   });
@@ -43,7 +46,11 @@ async function notYetRegistered(agentUrl: string): Promise<{ url: string; refusa
     get refused() {
       return state.refused;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined, () => undefined),
+    close: () =>
+      new Promise<void>((resolve) => server.close(() => resolve())).then(
+        () => undefined,
+        () => undefined,
+      ),
   };
 }
 
@@ -54,10 +61,19 @@ describe.skipIf(!consul.url)('"Missing node registration" (a just-started agent)
     await Promise.all(providers.splice(0).map((p) => p.close()));
     await Promise.all(closers.splice(0).map((close) => close()));
   });
-  const setup = async (sessionMode: 'shared' | 'per-lock', callTimeoutMs: number): Promise<{ proxy: Awaited<ReturnType<typeof notYetRegistered>>; locks: LockProvider }> => {
+  const setup = async (
+    sessionMode: 'shared' | 'per-lock',
+    callTimeoutMs: number,
+  ): Promise<{ proxy: Awaited<ReturnType<typeof notYetRegistered>>; locks: LockProvider }> => {
     const proxy = await notYetRegistered(consul.url!.replace('consul://', 'http://'));
     closers.push(() => proxy.close());
-    const locks = createConsulProvider({ url: proxy.url, prefix: `holdfast-noreg-${sessionMode}`, lockDelayMs: 1000, sessionMode, callTimeoutMs });
+    const locks = createConsulProvider({
+      url: proxy.url,
+      prefix: `holdfast-noreg-${sessionMode}`,
+      lockDelayMs: 1000,
+      sessionMode,
+      callTimeoutMs,
+    });
     providers.push(locks);
     return { proxy, locks };
   };
@@ -77,10 +93,16 @@ describe.skipIf(!consul.url)('"Missing node registration" (a just-started agent)
     const { proxy, locks } = await setup('per-lock', 1000);
     proxy.refusals = Number.MAX_SAFE_INTEGER;
     const started = Date.now();
-    const error = await within(locks.tryAcquire('never').catch((e: unknown) => e), 5000, 'tryAcquire');
+    const error = await within(
+      locks.tryAcquire('never').catch((e: unknown) => e),
+      5000,
+      'tryAcquire',
+    );
     const ms = Date.now() - started;
     expect(error).toMatchObject({ code: ErrorCode.Backend });
-    expect(String((error as Error).message) + String((error as { cause?: Error }).cause?.message)).toMatch(/Missing node registration|no answer/i);
+    expect(String((error as Error).message) + String((error as { cause?: Error }).cause?.message)).toMatch(
+      /Missing node registration|no answer/i,
+    );
     expect(proxy.refused).toBeGreaterThan(3);
     expect(ms).toBeGreaterThanOrEqual(900);
     expect(ms).toBeLessThan(2000);

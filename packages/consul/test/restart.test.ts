@@ -38,7 +38,9 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
     const { ms: toldAfter } = await elapsed(() => abortedWithin(lock.signal, 6000, 'holder told its lock is gone after the restart'));
     expect((lock.signal.reason as { code?: string }).code).toBe(ErrorCode.Lost);
     expect((lock.signal.reason as Error).message).toMatch(/state was reset/);
-    console.info(`[consul restart] holder told ${Date.now() - readyAt} ms after the restarted agent was ready (${Math.round(toldAfter)} ms after start() returned): ${(lock.signal.reason as Error).message}`);
+    console.info(
+      `[consul restart] holder told ${Date.now() - readyAt} ms after the restarted agent was ready (${Math.round(toldAfter)} ms after start() returned): ${(lock.signal.reason as Error).message}`,
+    );
 
     const other = make();
     const after = await within(other.acquire('job', { waitMs: 10_000 }), 11_000, 'acquire after the restart');

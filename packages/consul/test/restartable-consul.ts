@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { consulBinary, freePorts } from '@holdfast/test-harness/servers';
 
@@ -22,9 +22,20 @@ export async function startRestartableConsul(): Promise<RestartableConsul> {
   const [http, server, serfLan, serfWan] = (await freePorts(4)) as [number, number, number, number];
   const httpUrl = `http://127.0.0.1:${http}`;
   const args = [
-    'agent', '-dev', '-log-level=warn', `-node=${NODE}`, '-bind=127.0.0.1', '-client=127.0.0.1',
-    `-http-port=${http}`, `-server-port=${server}`, `-serf-lan-port=${serfLan}`, `-serf-wan-port=${serfWan}`,
-    '-dns-port=-1', '-grpc-port=-1', '-grpc-tls-port=-1', '-https-port=-1',
+    'agent',
+    '-dev',
+    '-log-level=warn',
+    `-node=${NODE}`,
+    '-bind=127.0.0.1',
+    '-client=127.0.0.1',
+    `-http-port=${http}`,
+    `-server-port=${server}`,
+    `-serf-lan-port=${serfLan}`,
+    `-serf-wan-port=${serfWan}`,
+    '-dns-port=-1',
+    '-grpc-port=-1',
+    '-grpc-tls-port=-1',
+    '-https-port=-1',
   ];
   let child: ChildProcess | undefined;
   let output = '';
@@ -61,7 +72,9 @@ async function ready(httpUrl: string): Promise<boolean> {
   try {
     const leader = (await (await fetch(`${httpUrl}/v1/status/leader`, { signal: AbortSignal.timeout(1000) })).json()) as string;
     if (!leader) return false;
-    const node = (await (await fetch(`${httpUrl}/v1/catalog/node/${NODE}`, { signal: AbortSignal.timeout(1000) })).json()) as { Node?: unknown } | null;
+    const node = (await (await fetch(`${httpUrl}/v1/catalog/node/${NODE}`, { signal: AbortSignal.timeout(1000) })).json()) as {
+      Node?: unknown;
+    } | null;
     return node?.Node != null;
   } catch {
     return false;

@@ -9,11 +9,14 @@ describe.skipIf(!consul.url)('sessions: shared by default, per lock on request, 
   const http = consul.url?.replace('consul://', 'http://');
   const providers: LockProvider[] = [];
   const provider = async (query: string): Promise<LockProvider> => {
-    const created = await createLockProvider(`${consul.url}?prefix=holdfast-sessions&${query.includes("lockDelay") ? query : `lockDelay=1s&${query}`}`);
+    const created = await createLockProvider(
+      `${consul.url}?prefix=holdfast-sessions&${query.includes('lockDelay') ? query : `lockDelay=1s&${query}`}`,
+    );
     providers.push(created);
     return created;
   };
-  const sessionExists = async (id: string): Promise<boolean> => ((await (await fetch(`${http}/v1/session/info/${id}`)).json()) as unknown[] | null)?.length === 1;
+  const sessionExists = async (id: string): Promise<boolean> =>
+    ((await (await fetch(`${http}/v1/session/info/${id}`)).json()) as unknown[] | null)?.length === 1;
   const key = (): string => `s-${randomBytes(4).toString('hex')}`;
   afterEach(async () => {
     await Promise.all(providers.splice(0).map((p) => p.close()));

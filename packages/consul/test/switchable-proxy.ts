@@ -1,4 +1,4 @@
-import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
 
 /**
  * A loopback TCP proxy to one upstream that can be cut (every connection reset, new ones reset at
