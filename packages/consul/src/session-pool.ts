@@ -1,17 +1,7 @@
 import { ProviderClosedError } from '@holdfast/core';
 import { untilAborted } from '@holdfast/core/backend';
-import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { createSession, destroySession, RenewedSession } from './sessions.js';
-
-/**
- * Consul invalidates a session 2 x TTL after its last renewal, never sooner. A lease of `ttlMs`
- * therefore gets a session TTL of ttlMs / 2 (at least Consul's 10 s minimum): others can take the
- * key about `ttlMs` after the holder went silent (20 s for leases under 20 s), plus the lock-delay.
- */
-export function sessionTtlFor(leaseMs: number): number {
-  return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
-}
 
 /** A grant (or an attempt) on a shared session: told when the session is gone. */
 export interface SessionUser {
