@@ -1,19 +1,13 @@
 import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import { LOCK_FLAG } from './constants.js';
-import { ConsulGrant, type GrantContext } from './grant.js';
+import { ConsulGrant } from './grant.js';
 import type { GrantSession } from './grant-session.js';
 import { lockConflict } from './inspection.js';
-import {
-  invalidSessionRefusal,
-  isLockEntry,
-  lockDelayRefusal,
-  modifyIndexOf,
-  readKey,
-  type TxnKvOp,
-  type TxnResult,
-  transact,
-} from './kv.js';
+import { noSemaphore, semaphoreGuard } from './key-use.js';
+import { failedAt, invalidSessionRefusal, isLockEntry, lockDelayRefusal, modifyIndexOf, readKey, type TxnKvOp, transact } from './kv.js';
 import { encodeLockValue } from './lock-value.js';
+import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
+import { type GrantContext, unlessAbandoned } from './session-grant.js';
 
 /** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
 export interface ConsulWake {
@@ -21,6 +15,8 @@ export interface ConsulWake {
   readonly index: bigint;
   /** Consul does not say when a lock-delay ends: retry at this time (epoch ms), like the Go client. */
   readonly lockDelayUntil?: number;
+  /** A semaphore's slots were full: wait on its directory, not on the lock key. */
+  readonly slots?: true;
 }
 
 export interface AcquireSettings {
@@ -38,11 +34,13 @@ type Answer = { kind: 'granted'; token: bigint } | { kind: 'busy'; since: bigint
  * which is core's (the waits use the busy answer's ConsulWake).
  *
  * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (grant-session.ts).
- * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, lock]`: released keys are deleted,
- *    so a free key is usually absent and this is the only round trip.
+ * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, guard, lock]`: released keys are
+ *    deleted, so a free key is usually absent and this is the only round trip. The guard keeps the key
+ *    from being a lock while it is a semaphore with holders (key-use.ts).
  * 3. Refused: read the key. Other flags: LockConflictError (Go's ErrLockConflict). Held by a session:
  *    busy. Free: lock it again, conditioned on the ModifyIndex just read, so that a key is never taken
- *    from under a newer state, nor re-entered by the provider's own shared session.
+ *    from under a newer state, nor re-entered by the provider's own shared session. Refused by the
+ *    guard: read the semaphore (a conflict while it has live holders) and guard on what was seen.
  * 4. Refused because of a lock-delay: busy until the retry time. Refused because the session is gone:
  *    once more with a fresh session.
  * 5. Granted: the lock operation's result carries the key's new ModifyIndex, the fencing token.
@@ -66,7 +64,7 @@ export async function tryGrant(
     const lockWrite = { unanswered: false };
     let answer: Answer;
     try {
-      answer = await attempt(context, request.key, consulKey, session, value, call.signal, lockWrite);
+      answer = await attempt(context, semaphorePlace(settings.prefix, request.key), session, value, call.signal, lockWrite);
     } catch (error) {
       // A lock write sent but never answered may land now or later: its session must not keep it alive.
       if (lockWrite.unanswered) session.disown();
@@ -86,33 +84,36 @@ export async function tryGrant(
 
 async function attempt(
   context: GrantContext,
-  key: string,
-  consulKey: string,
+  place: SemaphorePlace,
   session: GrantSession,
   value: string,
   signal: AbortSignal,
   lockWrite: { unanswered: boolean },
 ): Promise<Answer> {
+  const consulKey = place.lockKey;
   const lock = { Verb: 'lock', Key: consulKey, Session: session.id, Flags: LOCK_FLAG, Value: value } as const;
-  const send = async (check: TxnKvOp): Promise<TxnResult> => {
+  let check: TxnKvOp = { Verb: 'check-not-exists', Key: consulKey };
+  let guard = noSemaphore(place);
+  for (let round = 0; ; round++) {
     // Until the answer arrives, the write may have landed (or may still land).
     lockWrite.unanswered = true;
-    const answer = await transact(context.http, [check, lock], signal);
+    const result = await transact(context.http, [check, ...guard, lock], signal);
     lockWrite.unanswered = false;
-    return answer;
-  };
-  let result = await send({ Verb: 'check-not-exists', Key: consulKey });
-  for (let round = 0; ; round++) {
     if (result.ok) return { kind: 'granted', token: modifyIndexOf(result.entries, consulKey) };
     if (lockDelayRefusal(result)) return { kind: 'lock-delay' };
     if (invalidSessionRefusal(result)) return { kind: 'bad-session' };
+    const guardFailed = failedAt(result, 1, guard.length);
+    const keyFailed = failedAt(result, 0) || failedAt(result, 1 + guard.length);
+    if (guardFailed) guard = await semaphoreGuard(context.http, place, signal);
+    if (!keyFailed) {
+      if (round >= MAX_ATTEMPT_ROUNDS) return { kind: 'busy', since: 0n };
+      continue;
+    }
     const { entry, index } = await readKey(context.http, consulKey, false, signal);
-    if (entry && !isLockEntry(entry)) throw lockConflict(key, entry);
+    if (entry && !isLockEntry(entry)) throw lockConflict(place.key, entry);
     if (entry?.Session) return { kind: 'busy', since: BigInt(entry.ModifyIndex) };
     if (round >= MAX_ATTEMPT_ROUNDS) return { kind: 'busy', since: index };
-    result = await send(
-      entry ? { Verb: 'check-index', Key: consulKey, Index: entry.ModifyIndex } : { Verb: 'check-not-exists', Key: consulKey },
-    );
+    check = entry ? { Verb: 'check-index', Key: consulKey, Index: entry.ModifyIndex } : { Verb: 'check-not-exists', Key: consulKey };
   }
 }
 
@@ -128,11 +129,5 @@ function grantOf(
   // A lapsing lock's lease is timed by core from the local clock; Consul frees it no sooner.
   const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
   const grant = new ConsulGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
-  // Core stopped waiting for this answer (it abandons the request): nothing may keep the grant alive.
-  if (call.signal.aborted) {
-    grant
-      .release({ signal: context.background() })
-      .catch((error: unknown) => grant.lose('the acquire was abandoned before its answer arrived', error));
-  }
-  return grant;
+  return unlessAbandoned(grant, context, call);
 }

@@ -6,17 +6,21 @@ import {
   type GrantOutcome,
   type GrantRequest,
   type LockBackend,
+  type SlotRequest,
   sleep,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { type ConsulWake, tryGrant } from './acquire.js';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
-import type { GrantContext } from './grant.js';
-import { Sessions } from './grant-session.js';
-import { inspectKey, type LockSpace, listLocks } from './inspection.js';
+import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
 import type { ResolvedOptions } from './options.js';
 import { forceRelease, releaseAttempt } from './release.js';
+import { semaphorePlace } from './semaphore-record.js';
+import { Sessions } from './session-choice.js';
+import type { GrantContext } from './session-grant.js';
+import { tryGrantSlot } from './slot-acquire.js';
+import { abandonSlot, forceReleaseSlots } from './slot-release.js';
 import { Watches } from './watches.js';
 
 /**
@@ -70,14 +74,27 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return tryGrant(this.grants, this.options, request, call);
   }
 
+  /** A semaphore slot: Consul's own semaphore protocol (slot-acquire.ts), so `consul lock -n N` shares the slots. */
+  tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
+    return tryGrantSlot(this.grants, this.options, request, call);
+  }
+
+  slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return slotHolders(this.space, key, call.signal);
+  }
+
   async waitForChange(key: string, busy: Busy<ConsulWake>, options: WaitOptions): Promise<void> {
-    const { index, lockDelayUntil } = busy.wake ?? { index: 0n };
-    if (lockDelayUntil === undefined) return this.watches.waitUntilFree(this.consulKey(key), index, options);
+    const { index, lockDelayUntil, slots } = busy.wake ?? { index: 0n };
+    if (lockDelayUntil === undefined) {
+      const watchKey = slots ? semaphorePlace(this.options.prefix, key).dir : this.consulKey(key);
+      return this.watches.waitUntilFree(watchKey, index, options);
+    }
     // A lock-delay changes nothing Consul could report: wait it out, like the Go client.
     await sleep(Math.min(Math.max(0, lockDelayUntil - Date.now()), options.timeoutMs), options.signal).catch(() => undefined);
   }
 
-  abandon(request: GrantRequest, call: CallContext): Promise<void> {
+  abandon(request: GrantRequest | SlotRequest, call: CallContext): Promise<void> {
+    if ('limit' in request) return abandonSlot(this.http, semaphorePlace(this.options.prefix, request.key), request.lockId, call.signal);
     return releaseAttempt(this.http, this.consulKey(request.key), request.lockId, call.signal);
   }
 
@@ -89,8 +106,10 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return listLocks(this.space, prefix, call.signal);
   }
 
-  forceRelease(key: string, call: CallContext): Promise<boolean> {
-    return forceRelease(this.http, key, this.consulKey(key), call.signal);
+  /** The key's lock, or else every slot of its semaphore (a key is never both). */
+  async forceRelease(key: string, call: CallContext): Promise<boolean> {
+    if (await forceRelease(this.http, key, this.consulKey(key), call.signal)) return true;
+    return forceReleaseSlots(this.http, semaphorePlace(this.options.prefix, key), call.signal);
   }
 
   /**

@@ -1,8 +1,7 @@
-import type { GrantRequest } from '@holdfast/core/backend';
 import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import { type SessionUser, SharedSessions } from './session-pool.js';
-import { createSession, destroySession, RenewedSession, renewSession } from './sessions.js';
+import type { SessionUser, SharedSessions } from './session-pool.js';
+import { destroySession, RenewedSession, renewSession } from './sessions.js';
 
 /**
  * How a grant's session lives:
@@ -42,53 +41,8 @@ export function sessionTtlFor(leaseMs: number): number {
   return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
 }
 
-export interface SessionSettings {
-  readonly sessionMode: 'shared' | 'per-lock';
-  readonly lockDelayMs: number;
-  readonly callTimeoutMs: number;
-}
-
-/** Chooses and makes the session of each attempt. */
-export class Sessions {
-  private readonly pool: SharedSessions;
-
-  constructor(
-    private readonly http: ConsulHttp,
-    private readonly settings: SessionSettings,
-    /** The bound of a clean-up nobody waits for. */
-    private readonly bound: () => AbortSignal,
-  ) {
-    this.pool = new SharedSessions(http, settings.lockDelayMs, settings.callTimeoutMs);
-  }
-
-  async forAttempt(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
-    const ttlMs = sessionTtlFor(request.ttlMs);
-    // A lapsing lock's key goes with its session: nothing of a lapsed lock stays behind.
-    if (!request.autoRenew) return this.lapsing(ttlMs, signal);
-    if (this.settings.sessionMode === 'shared') return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
-    const createdAt = Date.now();
-    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'release' }, signal);
-    return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
-  }
-
-  async lapsing(ttlMs: number, signal: AbortSignal): Promise<LapsingSession> {
-    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'delete' }, signal);
-    return new LapsingSession(this.http, id, ttlMs, this.bound);
-  }
-
-  /** A session for inspect()'s lock-delay probe, which never holds anything: the shared one. */
-  async probe(ttlMs: number, signal: AbortSignal): Promise<string> {
-    return (await this.pool.get(sessionTtlFor(ttlMs), signal)).id;
-  }
-
-  /** Destroys the shared sessions, each destroy bounded by `signal`. */
-  close(signal: AbortSignal): Promise<void> {
-    return this.pool.close(signal);
-  }
-}
-
 /** One user of the provider's shared session; the attempt's user becomes its grant's. */
-class SharedUse implements GrantSession, SessionUser {
+export class SharedUse implements GrantSession, SessionUser {
   readonly kind = 'shared';
   onExpired: GrantSession['onExpired'];
 
@@ -122,7 +76,7 @@ class SharedUse implements GrantSession, SessionUser {
   }
 }
 
-class OwnRenewedSession implements GrantSession {
+export class OwnRenewedSession implements GrantSession {
   readonly kind = 'renewed';
   onExpired: GrantSession['onExpired'];
   private readonly renewed: RenewedSession;
@@ -162,6 +116,8 @@ export class LapsingSession implements GrantSession {
     private readonly http: ConsulHttp,
     readonly id: string,
     readonly ttlMs: number,
+    /** A lock's or a slot's: the session that replaces it on a move is named alike. */
+    readonly name: string,
     private readonly bound: () => AbortSignal,
   ) {}
 

@@ -7,9 +7,11 @@ import { optionsFromUrl } from './url-options.js';
 export { CONSUL_CAPABILITIES } from './backend.js';
 export { LOCK_FLAG, LOCK_SESSION_NAME, SEMAPHORE_FLAG } from './constants.js';
 export type { ConsulLockOptions } from './options.js';
-export { ConsulSemaphore, type ConsulSemaphoreOptions, type SemaphoreSlot } from './semaphore.js';
 
-/** A lock provider on Consul's sessions and KV, with the Go client's protocol (interoperates with `consul lock`). */
+/**
+ * A lock provider on Consul's sessions and KV, with the Go client's protocols: its locks interoperate
+ * with `consul lock`, its semaphores (`provider.semaphore(key, n)`) with `consul lock -n N`.
+ */
 export function createConsulProvider(options: ConsulLockOptions): LockProvider {
   const backend = new ConsulBackend(resolveOptions(options));
   return createProvider(backend, providerOptions(options));

@@ -3,6 +3,8 @@ import { LOCK_FLAG } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readEntries, readKey, transact } from './kv.js';
 import { decodeLockValue } from './lock-value.js';
+import { lockIdOf } from './ownership.js';
+import { semaphorePlace, semaphoreState } from './semaphore-record.js';
 import { type SessionInfo, sessionInfo } from './sessions.js';
 
 /** Where the provider's locks live: user key "a/b" is Consul key "<prefix>/a/b". */
@@ -60,6 +62,25 @@ export async function listLocks(space: LockSpace, keyPrefix: string, signal: Abo
 }
 
 /**
+ * A semaphore's live holders, oldest grant first, from one read of its directory: each holder's
+ * contender entry names it (a Holdfast value), or its session does (a `consul lock -n` peer).
+ */
+export async function slotHolders(space: LockSpace, key: string, signal: AbortSignal): Promise<LockInfo[]> {
+  const place = semaphorePlace(space.prefix, key);
+  const { entries } = await readEntries(space.http, place.dir, { recurse: true, consistent: true, signal });
+  const state = semaphoreState(place.dir, entries);
+  if (state.problem !== undefined) throw new LockConflictError(key, state.problem);
+  const holders = await Promise.all(
+    state.holders.map(async (session) => {
+      const entry = state.bySession.get(session)!;
+      const foreign = lockIdOf(entry) === undefined ? await sessionInfo(space.http, session, signal) : undefined;
+      return lockInfoOf(key, entry, { limit: state.limit, coordinationKey: place.coordinationKey }, foreign);
+    }),
+  );
+  return holders.sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));
+}
+
+/**
  * Consul does not publish lock-delays. Probe without side effects: a transaction that would lock
  * the key and then fails a check on purpose is rolled back, and Consul reports a lock-delay first.
  */
@@ -75,7 +96,11 @@ async function lockDelayInForce(http: ConsulHttp, consulKey: string, session: st
   return lockDelayRefusal(result);
 }
 
-/** A lock entry as LockInfo: a Holdfast value names its holder; a foreign holder (`consul lock`) is shown raw. */
+/**
+ * A lock entry (or a slot's contender entry) as LockInfo: a Holdfast value names its holder; a foreign
+ * holder (`consul lock`) is shown raw. The token is the entry's ModifyIndex, unless a slot moved to a
+ * new session recorded its token in the value.
+ */
 function lockInfoOf(key: string, entry: KvEntry, details: Record<string, unknown>, session?: SessionInfo | null): LockInfo {
   const raw = decodeValue(entry);
   const value = decodeLockValue(raw);
@@ -91,7 +116,7 @@ function lockInfoOf(key: string, entry: KvEntry, details: Record<string, unknown
     // A foreign holder records no time: report "now" and say so in details.
     acquiredAt: value ? new Date(value.acquiredAt) : new Date(),
     expiresAt: null,
-    token: BigInt(entry.ModifyIndex),
+    token: BigInt(value?.token ?? entry.ModifyIndex),
     details: {
       consulKey: entry.Key,
       session: entry.Session ?? null,

@@ -1,6 +1,6 @@
 import { BackendError } from '@holdfast/core';
 import { BLOCKING_WAIT_MS, LOCK_FLAG } from './constants.js';
-import { type ConsulHttp, ConsulHttpError, parseFlagSafe, type Query, stringifyFlagSafe } from './consul-http.js';
+import { type ConsulHttp, parseFlagSafe, type Query, stringifyFlagSafe } from './consul-http.js';
 
 /** A KV entry as Consul returns it, with Flags kept exact. */
 export interface KvEntry {
@@ -60,22 +60,6 @@ export async function readKey(http: ConsulHttp, key: string, consistent = false,
   return { entry: entries.find((entry) => entry.Key === key) ?? null, index };
 }
 
-/** PUT /v1/kv/<key> (`?acquire=`, `?cas=`, `?flags=` as given); true when Consul applied it. */
-export async function writeKey(
-  http: ConsulHttp,
-  key: string,
-  value: string,
-  conditions: { acquire?: string; cas?: number; flags?: string },
-  signal?: AbortSignal,
-): Promise<boolean> {
-  const response = await http.call('PUT', `/v1/kv/${encodePath(key)}`, conditions, { body: value, signal });
-  return response.body.trim() === 'true';
-}
-
-export async function deleteKey(http: ConsulHttp, key: string, signal?: AbortSignal): Promise<void> {
-  await http.call('DELETE', `/v1/kv/${encodePath(key)}`, {}, { signal });
-}
-
 export function isLockEntry(entry: KvEntry): boolean {
   return entry.Flags === LOCK_FLAG;
 }
@@ -86,10 +70,17 @@ export function decodeValue(entry: KvEntry): string {
 
 export type TxnKvOp =
   | { Verb: 'lock' | 'unlock'; Key: string; Session: string; Flags?: string; Value?: string }
-  | { Verb: 'check-index'; Key: string; Index: number }
+  | { Verb: 'cas'; Key: string; Index: number; Flags: string; Value: string }
+  | { Verb: 'check-index' | 'delete-cas'; Key: string; Index: number }
   | { Verb: 'check-not-exists' | 'delete'; Key: string };
 
-export type TxnResult = { ok: true; entries: KvEntry[] } | { ok: false; errors: string[] };
+/** Why an operation of a rolled-back transaction failed; Consul reports every failing operation. */
+export interface TxnError {
+  readonly opIndex: number;
+  readonly what: string;
+}
+
+export type TxnResult = { ok: true; entries: KvEntry[] } | { ok: false; errors: TxnError[] };
 
 /**
  * An atomic Consul transaction of KV operations. 409 = rolled back (a check or lock failed, or a
@@ -98,8 +89,9 @@ export type TxnResult = { ok: true; entries: KvEntry[] } | { ok: false; errors: 
 export async function transact(http: ConsulHttp, ops: readonly TxnKvOp[], signal?: AbortSignal): Promise<TxnResult> {
   const body = stringifyFlagSafe(ops.map((op) => ({ KV: op })));
   const response = await http.call('PUT', '/v1/txn', {}, { body, accept: [200, 409], signal });
-  const parsed = parseFlagSafe<{ Results: { KV: KvEntry }[] | null; Errors: { What: string }[] | null }>(response.body);
-  if (response.status === 409) return { ok: false, errors: (parsed.Errors ?? []).map((error) => error.What) };
+  const parsed = parseFlagSafe<{ Results: { KV: KvEntry }[] | null; Errors: { OpIndex: number; What: string }[] | null }>(response.body);
+  if (response.status === 409)
+    return { ok: false, errors: (parsed.Errors ?? []).map((error) => ({ opIndex: error.OpIndex, what: error.What })) };
   return { ok: true, entries: (parsed.Results ?? []).map((result) => result.KV) };
 }
 
@@ -111,11 +103,19 @@ export function modifyIndexOf(entries: readonly KvEntry[], key: string): bigint 
 }
 
 export function lockDelayRefusal(result: TxnResult): boolean {
-  return !result.ok && result.errors.some((error) => /lock.delay/i.test(error));
+  return !result.ok && result.errors.some((error) => /lock.delay/i.test(error.what));
 }
 
 export function invalidSessionRefusal(result: TxnResult): boolean {
-  return !result.ok && result.errors.some((error) => /invalid session|session .*(not found|invalid)/i.test(error));
+  return !result.ok && result.errors.some((error) => /invalid session|session .*(not found|invalid)/i.test(error.what));
 }
 
-export { ConsulHttpError };
+/** Whether the operation at `opIndex` (or any of `count` operations from it) failed in a rolled-back transaction. */
+export function failedAt(result: TxnResult, opIndex: number, count = 1): boolean {
+  return !result.ok && result.errors.some((error) => error.opIndex >= opIndex && error.opIndex < opIndex + count);
+}
+
+/** Text of a KV value as a transaction or a PUT sends it. */
+export function encodeValue(text: string): string {
+  return Buffer.from(text).toString('base64');
+}

@@ -1,5 +1,5 @@
 /**
- * What Holdfast stores as the lock key's value, for inspect(). `consul lock` treats the value as
+ * What Holdfast stores as the lock key's (or a slot's contender entry's) value, for inspect() and holders(). `consul lock` treats the value as
  * opaque bytes and only checks Flags, so this stays compatible; foreign holders' values are shown raw.
  */
 export interface LockValue {
@@ -8,6 +8,8 @@ export interface LockValue {
   readonly reason?: string;
   readonly acquiredAt: string;
   readonly lockId: string;
+  /** A semaphore slot moved to a new session (extend of a lapsing slot): its token, which its rewritten contender entry no longer shows. */
+  readonly token?: string;
 }
 
 export function encodeLockValue(value: Omit<LockValue, 'holdfast'>): string {

@@ -47,8 +47,20 @@ export interface ResolvedOptions {
 }
 
 const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
-  'url', 'prefix', 'token', 'datacenter', 'lockDelayMs', 'lockDelayRetryMs', 'monitorRetries',
-  'monitorRetryMs', 'sessionMode', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger',
+  'url',
+  'prefix',
+  'token',
+  'datacenter',
+  'lockDelayMs',
+  'lockDelayRetryMs',
+  'monitorRetries',
+  'monitorRetryMs',
+  'sessionMode',
+  'owner',
+  'callTimeoutMs',
+  'closeTimeoutMs',
+  'ttlBelowMinimum',
+  'logger',
 ];
 
 /** Old names, refused by name so that a setting is never silently ignored. */
@@ -80,7 +92,9 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
     token: optionalString('token', options.token),
     datacenter: optionalString('datacenter', options.datacenter),
     lockDelayMs,
-    lockDelayRetryMs: wholeMs('lockDelayRetryMs', options.lockDelayRetryMs, 1, MAX_LOCK_DELAY_MS) ?? Math.max(100, Math.min(DEFAULT_LOCK_DELAY_RETRY_MS, lockDelayMs)),
+    lockDelayRetryMs:
+      wholeMs('lockDelayRetryMs', options.lockDelayRetryMs, 1, MAX_LOCK_DELAY_MS) ??
+      Math.max(100, Math.min(DEFAULT_LOCK_DELAY_RETRY_MS, lockDelayMs)),
     monitorRetries: wholeMs('monitorRetries', options.monitorRetries, 0, 1_000) ?? DEFAULT_MONITOR_RETRIES,
     monitorRetryMs: wholeMs('monitorRetryMs', options.monitorRetryMs, 1, 3_600_000) ?? DEFAULT_MONITOR_RETRY_MS,
     sessionMode,
@@ -89,7 +103,7 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
 }
 
 /** The agent's http(s) URL; consul:// URLs, whose parameters only createLockProvider reads, are refused. */
-export function checkAgentUrl(address: unknown): string {
+function checkAgentUrl(address: unknown): string {
   if (typeof address !== 'string') throw new InvalidArgumentError('url', 'expected the agent URL, e.g. http://127.0.0.1:8500');
   let url: URL;
   try {
@@ -114,6 +128,7 @@ function wholeMs(name: string, value: unknown, min: number, max: number): number
 
 function optionalString(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(name, `expected a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value === '')
+    throw new InvalidArgumentError(name, `expected a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }

@@ -24,3 +24,11 @@ export function provesGrant(entry: KvEntry | null | undefined, grant: GrantProof
   if (!entry || !isLockEntry(entry) || entry.Session !== grant.sessionId) return false;
   return (grant.modifyIndex !== undefined && BigInt(entry.ModifyIndex) === grant.modifyIndex) || lockIdOf(entry) === grant.lockId;
 }
+
+/** Why `entry` is not (any more) this grant, or undefined while it is. */
+export function whyNotGrant(entry: KvEntry | null | undefined, grant: GrantProof): string | undefined {
+  if (provesGrant(entry, grant)) return undefined;
+  if (!entry) return 'the key was deleted';
+  if (entry.Session === grant.sessionId) return 'the key was taken again or overwritten (a newer grant or write on the same session)';
+  return entry.Session ? 'the key is held by another session' : 'the key was released (session invalidated or released externally)';
+}

@@ -2,11 +2,16 @@ import { linkedController, sleep, type WaitList } from '@holdfast/core/backend';
 import { BLOCKING_WAIT_MS } from './constants.js';
 import { ConsulHttpError } from './consul-http.js';
 import type { KvEntry, KvSnapshot } from './kv.js';
-import { type GrantProof, provesGrant } from './ownership.js';
+import { roomFor, SnapshotView } from './snapshot-view.js';
 
-/** A held grant as a watch sees it (the Go client's monitorLock): the proof of its write, and how to tell it it is gone. */
-export interface Monitored extends GrantProof {
+/** A held grant as a watch sees it (the Go client's monitorLock): what to read for it, and how to tell it it is gone. */
+export interface Monitored {
+  /** What the watch reads for it: a lock's key, or a semaphore's directory (ending in "/"). */
+  readonly watchKey: string;
+  /** The index of the grant's latest write: a read started before monitoring and below it says nothing yet. */
   readonly modifyIndex: bigint;
+  /** Why the read shows this grant gone, or undefined while it shows it held. */
+  lossIn(view: SnapshotView): string | undefined;
   lose(detail: string, cause?: unknown): void;
 }
 
@@ -25,14 +30,15 @@ const HAND_OFF_RECHECK_MS = 1000;
 interface WatchedKey {
   /** Monitored grants -> reads started before monitoring began: later reads know the grant. */
   readonly grants: Map<Monitored, number>;
-  /** Index of the last read, if it showed the key free (absent or held by no session). */
+  /** Index of the last read, if it showed room (a lock key absent or held by no session, a free slot). */
   freeAt: bigint | undefined;
 }
 
 /**
  * One blocking-query loop over some keys of one provider: it tells the provider's grants of those keys
  * when they are gone and wakes the provider's waiters when a key is free. `read` decides what one
- * query covers (one key, or the whole prefix). Runs while some key has a grant or a waiter.
+ * query covers (one key, one semaphore's directory, or the whole prefix). Runs while some key has a
+ * grant or a waiter.
  */
 export class Watch {
   private readonly keys = new Map<string, WatchedKey>();
@@ -55,32 +61,32 @@ export class Watch {
     private readonly onIdle: () => void,
   ) {}
 
-  has(consulKey: string): boolean {
-    return this.keys.has(consulKey);
+  has(watchKey: string): boolean {
+    return this.keys.has(watchKey);
   }
 
   monitor(grant: Monitored): void {
-    this.watched(grant.consulKey).grants.set(grant, this.readsStarted);
+    this.watched(grant.watchKey).grants.set(grant, this.readsStarted);
     this.start();
   }
 
   unmonitor(grant: Monitored): void {
-    this.keys.get(grant.consulKey)?.grants.delete(grant);
-    this.forgetIfUnused(grant.consulKey);
+    this.keys.get(grant.watchKey)?.grants.delete(grant);
+    this.forgetIfUnused(grant.watchKey);
   }
 
-  /** Registers interest for a waiter that saw the key busy at `since`; true if a read already showed it free since. */
-  addWaiter(consulKey: string, since: bigint): boolean {
-    const { freeAt } = this.watched(consulKey);
+  /** Registers interest for a waiter that saw the key busy at `since`; true if a read already showed room since. */
+  addWaiter(watchKey: string, since: bigint): boolean {
+    const { freeAt } = this.watched(watchKey);
     this.start();
     this.resting?.abort();
     return freeAt !== undefined && freeAt >= since;
   }
 
   /** Drops the key once neither a grant nor a waiter needs it. */
-  forgetIfUnused(consulKey: string): void {
-    const watched = this.keys.get(consulKey);
-    if (watched && watched.grants.size === 0 && !this.waiters.has(consulKey)) this.keys.delete(consulKey);
+  forgetIfUnused(watchKey: string): void {
+    const watched = this.keys.get(watchKey);
+    if (watched && watched.grants.size === 0 && !this.waiters.has(watchKey)) this.keys.delete(watchKey);
   }
 
   close(): void {
@@ -88,9 +94,9 @@ export class Watch {
     this.running?.abort();
   }
 
-  private watched(consulKey: string): WatchedKey {
-    let watched = this.keys.get(consulKey);
-    if (!watched) this.keys.set(consulKey, (watched = { grants: new Map(), freeAt: undefined }));
+  private watched(watchKey: string): WatchedKey {
+    let watched = this.keys.get(watchKey);
+    if (!watched) this.keys.set(watchKey, (watched = { grants: new Map(), freeAt: undefined }));
     return watched;
   }
 
@@ -135,7 +141,7 @@ export class Watch {
           // The monitor gave up: like the Go client, every grant it watched is then lost.
           this.forEachGrant((grant) => grant.lose('the lock monitor failed', error));
           // Waiting acquires ride out transient failures (an election); other errors are theirs to see.
-          if (!retryable) for (const consulKey of [...this.keys.keys()]) this.waiters.wakeAll(consulKey, undefined);
+          if (!retryable) for (const watchKey of [...this.keys.keys()]) this.waiters.wakeAll(watchKey, undefined);
         }
         this.index = 0n;
         await sleep(this.policy.retryMs, signal).catch(() => undefined);
@@ -144,14 +150,16 @@ export class Watch {
   }
 
   private apply(entries: KvEntry[], index: bigint, readNumber: number, reset: string | undefined): void {
-    const byKey = new Map(entries.map((entry) => [entry.Key, entry]));
+    const view = new SnapshotView(entries);
     let handingOff = false;
-    for (const [consulKey, watched] of [...this.keys]) {
-      const entry = byKey.get(consulKey);
-      this.judge(watched, entry, index, readNumber, reset);
-      watched.freeAt = entry?.Session ? undefined : index;
-      // One waiter per free key: the provider's waiters take turns instead of all racing for it.
-      if (watched.freeAt !== undefined && this.waiters.wakeFirst(consulKey, () => undefined)) handingOff ||= this.waiters.has(consulKey);
+    for (const [watchKey, watched] of [...this.keys]) {
+      this.judge(watched, view, index, readNumber, reset);
+      const room = roomFor(view, watchKey);
+      watched.freeAt = room > 0 ? index : undefined;
+      // One waiter per free slot: the provider's waiters take turns instead of all racing for it.
+      let woken = 0;
+      while (woken < room && this.waiters.wakeFirst(watchKey, () => undefined)) woken++;
+      handingOff ||= room > 0 && this.waiters.has(watchKey);
     }
     this.handingOff = handingOff;
   }
@@ -161,17 +169,11 @@ export class Watch {
    * linearizable), or if its index covers the grant's write. Not the index alone: after a reset the
    * server's indexes start again below every index it gave before.
    */
-  private judge(watched: WatchedKey, entry: KvEntry | undefined, index: bigint, readNumber: number, reset: string | undefined): void {
+  private judge(watched: WatchedKey, view: SnapshotView, index: bigint, readNumber: number, reset: string | undefined): void {
     for (const [grant, since] of [...watched.grants]) {
       if (readNumber <= since && index < grant.modifyIndex) continue;
-      if (provesGrant(entry, grant)) continue;
-      const what = !entry
-        ? 'the key was deleted'
-        : entry.Session === grant.sessionId
-          ? 'the key was taken again or overwritten (a newer grant or write on the same session)'
-          : entry.Session
-            ? 'the key is held by another session'
-            : 'the key was released (session invalidated or released externally)';
+      const what = grant.lossIn(view);
+      if (what === undefined) continue;
       // Read after the grant, yet below its index: the server forgot its history.
       const note =
         reset ??
@@ -193,7 +195,7 @@ export class Watch {
   }
 
   private anyWaiter(): boolean {
-    for (const consulKey of this.waiters.keys()) if (this.keys.has(consulKey)) return true;
+    for (const watchKey of this.waiters.keys()) if (this.keys.has(watchKey)) return true;
     return false;
   }
 

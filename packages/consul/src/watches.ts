@@ -1,11 +1,13 @@
 import { WaitList, type WaitOptions } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
 import { readEntries } from './kv.js';
+import { isSemaphoreDir } from './semaphore-record.js';
 import { type Monitored, Watch, type WatchPolicy } from './watch.js';
 
 /**
  * Keys of one provider watched by a blocking query of their own (one per key, shared by the key's
- * grant and all of the provider's waiters on it). Each holds a connection for up to 15 s, and Consul
+ * grants and all of the provider's waiters on it; a semaphore's query reads its whole directory, as
+ * Go's does, since a dead holder shows only as its contender entry gone). Each holds a connection for up to 15 s, and Consul
  * refuses more than 200 connections per client address (limits.http_max_conns_per_client) to all
  * the processes of a host together: a provider keeps a quarter of its 64 sockets for them.
  */
@@ -39,21 +41,24 @@ export class Watches {
 
   /** Tells `grant` when its key no longer holds it, until unmonitor(). */
   monitor(grant: Monitored): void {
-    this.watchOf(grant.consulKey, grant.modifyIndex).monitor(grant);
+    this.watchOf(grant.watchKey, grant.modifyIndex).monitor(grant);
   }
 
   unmonitor(grant: Monitored): void {
-    this.existingWatchOf(grant.consulKey)?.unmonitor(grant);
+    this.existingWatchOf(grant.watchKey)?.unmonitor(grant);
   }
 
-  /** Resolves once a read newer than `since` (the index the key was seen busy at) shows it free, or on timeout/abort. */
-  async waitUntilFree(consulKey: string, since: bigint, options: WaitOptions): Promise<void> {
-    const watch = this.watchOf(consulKey, since);
-    if (watch.addWaiter(consulKey, since)) return;
+  /**
+   * Resolves once a read newer than `since` (the index the key was seen busy at) shows room (the lock
+   * key free, a slot of the semaphore directory `watchKey` free), or on timeout/abort.
+   */
+  async waitUntilFree(watchKey: string, since: bigint, options: WaitOptions): Promise<void> {
+    const watch = this.watchOf(watchKey, since);
+    if (watch.addWaiter(watchKey, since)) return;
     try {
-      await this.waiters.wait(consulKey, options);
+      await this.waiters.wait(watchKey, options);
     } finally {
-      watch.forgetIfUnused(consulKey);
+      watch.forgetIfUnused(watchKey);
     }
   }
 
@@ -63,21 +68,22 @@ export class Watches {
     this.byKey.clear();
   }
 
-  private existingWatchOf(consulKey: string): Watch | undefined {
-    return this.byKey.get(consulKey) ?? (this.prefixWatch.has(consulKey) ? this.prefixWatch : undefined);
+  private existingWatchOf(watchKey: string): Watch | undefined {
+    return this.byKey.get(watchKey) ?? (this.prefixWatch.has(watchKey) ? this.prefixWatch : undefined);
   }
 
   /** The key's watch; a new per-key one starts blocking at `index`, what the caller last saw of the key. */
-  private watchOf(consulKey: string, index: bigint): Watch {
-    const existing = this.existingWatchOf(consulKey);
+  private watchOf(watchKey: string, index: bigint): Watch {
+    const existing = this.existingWatchOf(watchKey);
     if (existing) return existing;
     if (this.byKey.size >= MAX_KEY_WATCHES) return this.prefixWatch;
+    const recurse = isSemaphoreDir(watchKey);
     const readKey = (from: bigint, waitMs: number, signal: AbortSignal) =>
-      readEntries(this.http, consulKey, { consistent: true, index: from, waitMs, signal });
+      readEntries(this.http, watchKey, { recurse, consistent: true, index: from, waitMs, signal });
     const watch: Watch = new Watch(readKey, this.waiters, this.policy, 0, index, () => {
-      if (this.byKey.get(consulKey) === watch) this.byKey.delete(consulKey);
+      if (this.byKey.get(watchKey) === watch) this.byKey.delete(watchKey);
     });
-    this.byKey.set(consulKey, watch);
+    this.byKey.set(watchKey, watch);
     return watch;
   }
 }

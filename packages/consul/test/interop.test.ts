@@ -1,37 +1,33 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
+import { once } from 'node:events';
 import type { LockProvider } from '@holdfast/core';
 import { consulBinary } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
-import { printed } from './child-output.js';
 import { createConsulProvider } from '../src/index.js';
+import { printed } from './child-output.js';
+import { consulLock as runConsulLock, stopAll } from './consul-lock-cli.js';
 
 const consul = await useBackend('consul');
 const binary = await consulBinary();
 const PREFIX = 'holdfast-interop';
+const children: ChildProcess[] = [];
 
 /** `consul lock <prefix> <command>`: locks `<prefix>/.lock` with the Go client, as Holdfast key `<name>/.lock`. */
 function consulLock(name: string, command: string, extra: string[] = []): { child: ChildProcess; lines: string[] } {
-  const httpAddr = consul.url!.replace('consul://', '');
-  const child = spawn(binary!, ['lock', `-http-addr=${httpAddr}`, ...extra, `${PREFIX}/${name}`, command], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
-  return { child, lines };
+  return runConsulLock(binary!, consul.url!.replace('consul://', ''), [...extra, `${PREFIX}/${name}`, command], children);
 }
 
 describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (the Go client)', () => {
   const providers: LockProvider[] = [];
-  const children: ChildProcess[] = [];
   const provider = (): LockProvider => {
     const created = createConsulProvider({ url: consul.url!.replace('consul://', 'http://'), prefix: PREFIX, lockDelayMs: 1000 });
     providers.push(created);
     return created;
   };
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await stopAll(children);
     await Promise.all(providers.splice(0).map((p) => p.close()));
   });
 
@@ -43,12 +39,10 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
 
     // Try-once with a wait: the Go client must see our key as a lock (flags equal) held by another session.
     const tryOnce = consulLock(name, 'echo HELD', ['-timeout=1s']);
-    children.push(tryOnce.child);
     const [code] = (await once(tryOnce.child, 'exit')) as [number | null];
     expect(code).not.toBe(0);
 
-    const waiting = consulLock(name, 'echo HELD; sleep 30');
-    children.push(waiting.child);
+    const waiting = consulLock(name, 'echo HELD; exec sleep 30');
     expect(await printed(waiting.lines, 'HELD', 2000)).toBe(false);
     await held!.release();
     expect(await printed(waiting.lines, 'HELD', 10_000)).toBe(true);
@@ -62,7 +56,6 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
   test('a running `consul lock` child excludes Holdfast; Holdfast is woken when it exits', async () => {
     const name = `go-first-${randomBytes(4).toString('hex')}`;
     const go = consulLock(name, 'echo HELD; sleep 3');
-    children.push(go.child);
     // Listen before waiting: the Go client may exit before our acquire resolves.
     const exited = once(go.child, 'exit') as Promise<[number | null]>;
     expect(await printed(go.lines, 'HELD', 10_000)).toBe(true);

@@ -1,7 +1,7 @@
 import { createLockProvider, ErrorCode, type LockProvider } from '@holdfast/core';
-import { hungListener, type HungListener } from '@holdfast/test-harness/faults';
+import { type HungListener, hungListener } from '@holdfast/test-harness/faults';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type ConsulLockOptions, ConsulSemaphore, createConsulProvider } from '../src/index.js';
+import { type ConsulLockOptions, createConsulProvider } from '../src/index.js';
 
 /**
  * Bad options are refused before anything talks to Consul: the address is a listener that counts
@@ -22,7 +22,10 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
 
   const refusedUrl = async (query: string, parameter: string | RegExp): Promise<void> => {
     const error = await createLockProvider(`${base}${query}`).then(
-      (provider) => (made.push(provider), undefined),
+      (provider) => {
+        made.push(provider);
+        return undefined;
+      },
       (e: unknown) => e,
     );
     expect(error, query).toMatchObject({ code: ErrorCode.InvalidArgument });
@@ -52,7 +55,9 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
 
   test('a URL that does not parse, credentials in it, and unknown adapter options', async () => {
     await refusedUrl(':notaport', /url/i);
-    const withCredentials = await createLockProvider(`consul://user:secret@${listener.address.host}:${listener.address.port}`).catch((e: unknown) => e);
+    const withCredentials = await createLockProvider(`consul://user:secret@${listener.address.host}:${listener.address.port}`).catch(
+      (e: unknown) => e,
+    );
     expect(withCredentials).toMatchObject({ code: ErrorCode.InvalidArgument });
     const unknownAdapter = await createLockProvider(base, { adapter: { lockDelay: '1s' } }).catch((e: unknown) => e);
     expect(unknownAdapter).toMatchObject({ code: ErrorCode.InvalidArgument });
@@ -77,15 +82,16 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
     ['url consul: (its parameters are read by createLockProvider only)', { url: 'consul://127.0.0.1:1?lockDelay=1s' }],
   ])('createConsulProvider: %s', (_name, options) => {
     const address = `http://${listener.address.host}:${listener.address.port}`;
-    expect(() => made.push(createConsulProvider({ url: address, ...options } as ConsulLockOptions))).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    expect(() => made.push(createConsulProvider({ url: address, ...options } as ConsulLockOptions))).toThrow(
+      expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+    );
   });
 
-  test('one vocabulary: address was renamed url, refused by name (factory, adapter, semaphore); provider-level options inside adapter are refused', async () => {
+  test('one vocabulary: address was renamed url, refused by name (factory, adapter); provider-level options inside adapter are refused', async () => {
     const url = `http://${listener.address.host}:${listener.address.port}`;
     const renamed = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/address was renamed url/) });
     expect(() => made.push(createConsulProvider({ address: url } as never))).toThrow(renamed);
     await expect(createLockProvider(base, { adapter: { address: url } })).rejects.toEqual(renamed);
-    expect(() => new ConsulSemaphore({ address: url, prefix: 'p', limit: 1 } as never)).toThrow(renamed);
     const unknown = expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/unknown Consul option/) });
     await expect(createLockProvider(base, { adapter: { owner: 'x' } })).rejects.toEqual(unknown);
     await expect(createLockProvider(base, { adapter: { pollIntervalMs: 100 } })).rejects.toEqual(unknown);
@@ -94,7 +100,14 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
   test('the provider-level options are honoured by the factory and by createLockProvider', async () => {
     const url = `http://${listener.address.host}:${listener.address.port}`;
     const logger = { warn: () => undefined };
-    const direct = createConsulProvider({ url, owner: 'direct', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger });
+    const direct = createConsulProvider({
+      url,
+      owner: 'direct',
+      callTimeoutMs: 100,
+      closeTimeoutMs: 100,
+      ttlBelowMinimum: 'reject',
+      logger,
+    });
     const fromUrl = await createLockProvider(base, { owner: 'from-url', ttlBelowMinimum: 'reject', logger });
     made.push(direct, fromUrl);
     expect([direct.owner, fromUrl.owner]).toEqual(['direct', 'from-url']);
@@ -106,10 +119,13 @@ describe('malformed Consul options: InvalidArgumentError before any request', ()
 
   test('nothing reached the server, and good options are accepted', async () => {
     expect(listener.connectionsAccepted).toBe(0);
-    const good = await createLockProvider(`${base}/app?lockDelay=1s&lockDelayRetry=200ms&monitorRetries=0&monitorRetryTime=1s&session=per-lock&tls=false&callTimeout=2s&closeTimeout=3s&dc=dc1`, {
-      adapter: { token: 'secret' },
-      owner: 'options-test',
-    });
+    const good = await createLockProvider(
+      `${base}/app?lockDelay=1s&lockDelayRetry=200ms&monitorRetries=0&monitorRetryTime=1s&session=per-lock&tls=false&callTimeout=2s&closeTimeout=3s&dc=dc1`,
+      {
+        adapter: { token: 'secret' },
+        owner: 'options-test',
+      },
+    );
     made.push(good);
     expect(good.owner).toBe('options-test');
     expect(listener.connectionsAccepted).toBe(0);

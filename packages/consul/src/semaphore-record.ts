@@ -1,0 +1,107 @@
+import { SEMAPHORE_FLAG, SEMAPHORE_LOCK_KEY } from './constants.js';
+import { decodeValue, encodeValue, type KvEntry } from './kv.js';
+
+/*
+ * The Go client's semaphore (api/semaphore.go, `consul lock -n N <prefix>`): under `<prefix>/`, one
+ * contender entry `<prefix>/<session>` per contender, held by its session (behaviour delete), and the
+ * coordination key `<prefix>/.lock` = {"Limit": N, "Holders": {"<session>": true}}, changed only by
+ * check-and-set. A holder whose session no longer holds any entry there is dead and pruned.
+ */
+
+/** Where Holdfast key "a/b" lives as a semaphore: the Go prefix "<prefix>/a/b". */
+export interface SemaphorePlace {
+  /** The user's key, for errors. */
+  readonly key: string;
+  /** `<prefix>/<key>/`: the coordination key and the contender entries; what its watch reads. */
+  readonly dir: string;
+  readonly coordinationKey: string;
+  /** `<prefix>/<key>`: the same key as a plain lock, never held while slots are. */
+  readonly lockKey: string;
+}
+
+export function semaphorePlace(prefix: string, key: string): SemaphorePlace {
+  const lockKey = `${prefix}/${key}`;
+  return { key, dir: `${lockKey}/`, coordinationKey: `${lockKey}/${SEMAPHORE_LOCK_KEY}`, lockKey };
+}
+
+export function isSemaphoreDir(watchKey: string): boolean {
+  // User keys never end with "/" (core's key rules), so a directory cannot be mistaken for a lock key.
+  return watchKey.endsWith('/');
+}
+
+export function contenderKey(dir: string, session: string): string {
+  return `${dir}${session}`;
+}
+
+/** The semaphore as one read of its directory shows it. */
+export interface SemaphoreState {
+  /** The coordination entry; undefined when there is none (nobody holds a slot). */
+  readonly entry: KvEntry | undefined;
+  /** Why the coordination key is not a semaphore's (other flags, no record): a conflict. */
+  readonly problem: string | undefined;
+  /** The record's limit; undefined without a record. */
+  readonly limit: number | undefined;
+  /** The record's holders whose session still holds an entry in the directory (Go's pruneDeadHolders). */
+  readonly holders: readonly string[];
+  /** Holders in the record, dead ones included: what a check-and-set must start from. */
+  readonly recorded: readonly string[];
+  /** The directory's entries by the session holding them: the contender entries. */
+  readonly bySession: ReadonlyMap<string, KvEntry>;
+}
+
+interface CoordinationRecord {
+  readonly Limit: number;
+  readonly Holders: Readonly<Record<string, boolean>>;
+}
+
+export function semaphoreState(dir: string, entries: readonly KvEntry[]): SemaphoreState {
+  const coordinationKey = `${dir}${SEMAPHORE_LOCK_KEY}`;
+  const entry = entries.find((candidate) => candidate.Key === coordinationKey);
+  const bySession = new Map<string, KvEntry>();
+  for (const candidate of entries) if (candidate.Session && candidate.Key.startsWith(dir)) bySession.set(candidate.Session, candidate);
+  const empty = { entry, limit: undefined, holders: [], recorded: [], bySession };
+  if (!entry || entry.Value === null)
+    return { ...empty, problem: entry && entry.Flags !== SEMAPHORE_FLAG ? notSemaphore(entry) : undefined };
+  if (entry.Flags !== SEMAPHORE_FLAG) return { ...empty, problem: notSemaphore(entry) };
+  const record = decodeRecord(decodeValue(entry));
+  if (!record) return { ...empty, problem: `its coordination key ${entry.Key} holds no semaphore record` };
+  const recorded = Object.keys(record.Holders).filter((session) => record.Holders[session]);
+  const holders = recorded.filter((session) => bySession.has(session));
+  return { entry, problem: undefined, limit: record.Limit, holders, recorded, bySession };
+}
+
+/** Slots free in this state; without a record (or with a foreign one, a conflict to be reported) as good as unlimited. */
+export function roomIn(state: SemaphoreState): number {
+  if (state.problem !== undefined || state.limit === undefined) return Number.POSITIVE_INFINITY;
+  return Math.max(0, state.limit - state.holders.length);
+}
+
+/** The coordination value as Go's encodeLock writes it (JSON of {Limit, Holders}), base64 for a transaction. */
+export function encodeRecord(limit: number, holders: Iterable<string>): string {
+  const record: CoordinationRecord = { Limit: limit, Holders: Object.fromEntries([...holders].map((session) => [session, true])) };
+  return encodeValue(JSON.stringify(record));
+}
+
+function decodeRecord(text: string): CoordinationRecord | null {
+  try {
+    const parsed = JSON.parse(text) as Partial<CoordinationRecord> | null;
+    if (!parsed || !Number.isInteger(parsed.Limit) || (parsed.Limit as number) < 1) return null;
+    const holders = parsed.Holders ?? {};
+    return typeof holders === 'object' ? { Limit: parsed.Limit as number, Holders: holders } : null;
+  } catch {
+    return null;
+  }
+}
+
+function notSemaphore(entry: KvEntry): string {
+  return `existing key does not match semaphore use (${entry.Key} has flags ${entry.Flags}, semaphore flag ${SEMAPHORE_FLAG})`;
+}
+
+/** Why this state no longer counts `session` among the semaphore's live holders, or undefined while it does. */
+export function whyNotHolder(state: SemaphoreState, session: string): string | undefined {
+  if (state.holders.includes(session)) return undefined;
+  if (!state.entry) return 'the semaphore has no holders record any more (force-released or destroyed)';
+  if (state.problem !== undefined) return `the semaphore's coordination key was taken over: ${state.problem}`;
+  if (state.recorded.includes(session)) return 'its session no longer holds its contender entry (session invalidated or destroyed)';
+  return "it is no longer among the semaphore's holders (force-released, or pruned as dead)";
+}

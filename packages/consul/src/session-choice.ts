@@ -1,0 +1,64 @@
+import type { GrantRequest } from '@holdfast/core/backend';
+import { LOCK_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
+import type { ConsulHttp } from './consul-http.js';
+import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './grant-session.js';
+import { SharedSessions } from './session-pool.js';
+import { createSession } from './sessions.js';
+
+export interface SessionSettings {
+  readonly sessionMode: 'shared' | 'per-lock';
+  readonly lockDelayMs: number;
+  readonly callTimeoutMs: number;
+}
+
+/** Chooses and makes the session of each attempt. */
+export class Sessions {
+  private readonly pool: SharedSessions;
+
+  constructor(
+    private readonly http: ConsulHttp,
+    private readonly settings: SessionSettings,
+    /** The bound of a clean-up nobody waits for. */
+    private readonly bound: () => AbortSignal,
+  ) {
+    this.pool = new SharedSessions(http, settings.lockDelayMs, settings.callTimeoutMs);
+  }
+
+  async forAttempt(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
+    const ttlMs = sessionTtlFor(request.ttlMs);
+    // A lapsing lock's key goes with its session: nothing of a lapsed lock stays behind.
+    if (!request.autoRenew) return this.lapsing(ttlMs, signal);
+    if (this.settings.sessionMode === 'shared') return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+    const createdAt = Date.now();
+    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'release' }, signal);
+    return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
+  }
+
+  /**
+   * A semaphore slot's own session, as Go's semaphore makes it: behaviour delete, so that a dead
+   * holder's contender entry goes with its session and others prune it. Renewed unless autoRenew is false.
+   */
+  async forSlot(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
+    const ttlMs = sessionTtlFor(request.ttlMs);
+    if (!request.autoRenew) return this.lapsing(ttlMs, signal, SEMAPHORE_SESSION_NAME);
+    const createdAt = Date.now();
+    const spec = { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'delete', name: SEMAPHORE_SESSION_NAME } as const;
+    const id = await createSession(this.http, spec, signal);
+    return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
+  }
+
+  async lapsing(ttlMs: number, signal: AbortSignal, name = LOCK_SESSION_NAME): Promise<LapsingSession> {
+    const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'delete', name }, signal);
+    return new LapsingSession(this.http, id, ttlMs, name, this.bound);
+  }
+
+  /** A session for inspect()'s lock-delay probe, which never holds anything: the shared one. */
+  async probe(ttlMs: number, signal: AbortSignal): Promise<string> {
+    return (await this.pool.get(sessionTtlFor(ttlMs), signal)).id;
+  }
+
+  /** Destroys the shared sessions, each destroy bounded by `signal`. */
+  close(signal: AbortSignal): Promise<void> {
+    return this.pool.close(signal);
+  }
+}

@@ -1,0 +1,123 @@
+import { BackendError, LockConflictError } from '@holdfast/core';
+import { busy, type CallContext, type GrantOutcome, granted, type SlotRequest } from '@holdfast/core/backend';
+import type { AcquireSettings, ConsulWake } from './acquire.js';
+import { SEMAPHORE_FLAG } from './constants.js';
+import { lockGuard, noLock } from './key-use.js';
+import { failedAt, invalidSessionRefusal, lockDelayRefusal, modifyIndexOf, readEntries, type TxnKvOp, transact } from './kv.js';
+import { encodeLockValue } from './lock-value.js';
+import {
+  contenderKey,
+  encodeRecord,
+  roomIn,
+  type SemaphorePlace,
+  type SemaphoreState,
+  semaphorePlace,
+  semaphoreState,
+} from './semaphore-record.js';
+import { type GrantContext, unlessAbandoned } from './session-grant.js';
+import { SlotGrant } from './slot-grant.js';
+
+/** Check-and-set rounds lost to other contenders (each one means another made progress) before the attempt is called busy. */
+const MAX_CLAIM_ROUNDS = 5;
+
+interface Seen {
+  readonly state: SemaphoreState;
+  /** X-Consul-Index of the directory read: where a wait for a free slot blocks from. */
+  readonly index: bigint;
+}
+
+/**
+ * One attempt at a slot: Go's Semaphore.Acquire (api/semaphore.go), without its waiting, which is core's
+ * (the waits block on the semaphore's directory from the busy answer's index).
+ *
+ * 1. Read the directory `<prefix>/<key>/`: the coordination record and the contender entries. Other
+ *    flags on the record, or another limit while slots are held: LockConflictError (Go refuses a
+ *    limit mismatch too). Holders whose session holds no entry there are dead and pruned. No free
+ *    slot: busy, and no session was made for nothing.
+ * 2. Create the slot's own session (behaviour delete; renewed unless autoRenew is false).
+ * 3. One transaction: acquire the contender entry `<dir>/<session>` with that session, guard against
+ *    a plain lock of the key (key-use.ts), and check-and-set the record with this session among the
+ *    live holders. All writes of a transaction get its Raft index: the record's new ModifyIndex is the
+ *    fencing token, strictly increasing across the key's slots since every grant writes the record,
+ *    and it is also the contender entry's ModifyIndex, where holders() reads it back.
+ * 4. Refused: the record changed (another contender) → read again; the guard failed → rebuild it, or
+ *    a conflict; a lock-delay on the lock key → busy until the retry time.
+ */
+export async function tryGrantSlot(
+  context: GrantContext,
+  settings: AcquireSettings,
+  request: SlotRequest,
+  call: CallContext,
+): Promise<GrantOutcome<ConsulWake>> {
+  const place = semaphorePlace(settings.prefix, request.key);
+  let seen = await readSemaphore(context, place, request.limit, call.signal);
+  if (roomIn(seen.state) === 0) return busy({ index: seen.index, slots: true });
+  const session = await context.sessions.forSlot(request, call.signal);
+  const acquiredAt = new Date();
+  const { owner, reason, lockId } = request;
+  const value = encodeLockValue({ owner, reason, acquiredAt: acquiredAt.toISOString(), lockId });
+  let guard = noLock(place);
+  let unanswered = false;
+  try {
+    for (let round = 0; ; round++) {
+      const ops = claimOps(place, session.id, value, request.limit, seen.state, guard);
+      // Until the answer arrives, the claim may have landed (or may still land).
+      unanswered = true;
+      const result = await transact(context.http, ops, call.signal);
+      unanswered = false;
+      if (result.ok) {
+        const token = modifyIndexOf(result.entries, place.coordinationKey);
+        const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
+        return granted(
+          unlessAbandoned(new SlotGrant(context, place, session, token, acquiredAt, expiresAt, request.onLost), context, call),
+        );
+      }
+      if (lockDelayRefusal(result)) {
+        await session.leave(call.signal);
+        return busy({ index: 0n, lockDelayUntil: Date.now() + settings.lockDelayRetryMs, slots: true });
+      }
+      if (invalidSessionRefusal(result)) {
+        throw new BackendError('consul', `the slot's new session ${session.id} was invalidated before its first use`);
+      }
+      if (failedAt(result, 1, guard.length)) guard = await lockGuard(context.http, place, session.id, call.signal);
+      if (failedAt(result, ops.length - 1)) seen = await readSemaphore(context, place, request.limit, call.signal);
+      if (roomIn(seen.state) === 0 || round >= MAX_CLAIM_ROUNDS) {
+        await session.leave(call.signal);
+        return busy({ index: seen.index, slots: true });
+      }
+    }
+  } catch (error) {
+    // An own session: destroying it takes a claim that lands late along (behaviour delete), a dead holder others prune.
+    if (unanswered) session.disown();
+    else void session.leave();
+    throw error;
+  }
+}
+
+async function readSemaphore(context: GrantContext, place: SemaphorePlace, limit: number, signal: AbortSignal): Promise<Seen> {
+  const { entries, index } = await readEntries(context.http, place.dir, { recurse: true, signal });
+  const state = semaphoreState(place.dir, entries);
+  if (state.problem !== undefined) throw new LockConflictError(place.key, state.problem);
+  if (state.limit !== undefined && state.limit !== limit && state.holders.length > 0) {
+    throw new LockConflictError(place.key, `semaphore limit conflict (in use with limit ${state.limit}, asked for ${limit})`);
+  }
+  return { state, index };
+}
+
+/** [contender entry, ...guard, record]: a record with another limit but no live holder is taken over with ours. */
+function claimOps(
+  place: SemaphorePlace,
+  session: string,
+  value: string,
+  limit: number,
+  state: SemaphoreState,
+  guard: readonly TxnKvOp[],
+): TxnKvOp[] {
+  const record = encodeRecord(limit, [...state.holders, session]);
+  return [
+    { Verb: 'lock', Key: contenderKey(place.dir, session), Session: session, Flags: SEMAPHORE_FLAG, Value: value },
+    ...guard,
+    // Index 0: only if there is no record yet.
+    { Verb: 'cas', Key: place.coordinationKey, Index: state.entry?.ModifyIndex ?? 0, Flags: SEMAPHORE_FLAG, Value: record },
+  ];
+}
