@@ -4,6 +4,7 @@ import type { ConsulHttp } from './consul-http.js';
 import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './grant-session.js';
 import { SharedSessions } from './session-pool.js';
 import { createSession } from './sessions.js';
+import { SpareSessions } from './spare-sessions.js';
 
 export interface SessionSettings {
   readonly sessionMode: 'shared' | 'per-lock';
@@ -14,6 +15,7 @@ export interface SessionSettings {
 /** Chooses and makes the session of each attempt. */
 export class Sessions {
   private readonly pool: SharedSessions;
+  private readonly spares = new SpareSessions();
 
   constructor(
     private readonly http: ConsulHttp,
@@ -36,11 +38,14 @@ export class Sessions {
 
   /**
    * A semaphore slot's own session, as Go's semaphore makes it: behaviour delete, so that a dead
-   * holder's contender entry goes with its session and others prune it. Renewed unless autoRenew is false.
+   * holder's contender entry goes with its session and others prune it. Renewed unless autoRenew is
+   * false; a spare one if there is (unless `fresh`).
    */
-  async forSlot(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
+  async forSlot(request: GrantRequest, signal: AbortSignal, fresh = false): Promise<GrantSession> {
     const ttlMs = sessionTtlFor(request.ttlMs);
     if (!request.autoRenew) return this.lapsing(ttlMs, signal, SEMAPHORE_SESSION_NAME);
+    const spare = fresh ? undefined : this.spares.take(ttlMs);
+    if (spare) return spare;
     const createdAt = Date.now();
     const spec = { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'delete', name: SEMAPHORE_SESSION_NAME } as const;
     const id = await createSession(this.http, spec, signal);
@@ -57,8 +62,14 @@ export class Sessions {
     return (await this.pool.get(sessionTtlFor(ttlMs), signal)).id;
   }
 
-  /** Destroys the shared sessions, each destroy bounded by `signal`. */
-  close(signal: AbortSignal): Promise<void> {
-    return this.pool.close(signal);
+  /** A slot attempt's session that holds nothing (it found no free slot): kept for the next attempt, or destroyed. */
+  spare(session: GrantSession): void {
+    this.spares.keep(session);
+  }
+
+  /** Destroys the shared and spare sessions, each destroy bounded by `signal`. */
+  async close(signal: AbortSignal): Promise<void> {
+    await this.spares.close(signal);
+    await this.pool.close(signal);
   }
 }

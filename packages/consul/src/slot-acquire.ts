@@ -34,14 +34,16 @@ interface Seen {
  *    flags on the record, or another limit while slots are held: LockConflictError (Go refuses a
  *    limit mismatch too). Holders whose session holds no entry there are dead and pruned. No free
  *    slot: busy, and no session was made for nothing.
- * 2. Create the slot's own session (behaviour delete; renewed unless autoRenew is false).
+ * 2. Take the slot's own session (behaviour delete; renewed unless autoRenew is false): a spare
+ *    left by an attempt of this provider that lost its race (spare-sessions.ts), or a new one.
  * 3. One transaction: acquire the contender entry `<dir>/<session>` with that session, guard against
  *    a plain lock of the key (key-use.ts), and check-and-set the record with this session among the
  *    live holders. All writes of a transaction get its Raft index: the record's new ModifyIndex is the
  *    fencing token, strictly increasing across the key's slots since every grant writes the record,
  *    and it is also the contender entry's ModifyIndex, where holders() reads it back.
  * 4. Refused: the record changed (another contender) → read again; the guard failed → rebuild it, or
- *    a conflict; a lock-delay on the lock key → busy until the retry time.
+ *    a conflict; a lock-delay on the lock key → busy until the retry time; the session unknown →
+ *    once more with a new one. Busy after all: the session, which holds nothing, becomes a spare.
  */
 export async function tryGrantSlot(
   context: GrantContext,
@@ -52,7 +54,8 @@ export async function tryGrantSlot(
   const place = semaphorePlace(settings.prefix, request.key);
   let seen = await readSemaphore(context, place, request.limit, call.signal);
   if (roomIn(seen.state) === 0) return busy({ index: seen.index, slots: true });
-  const session = await context.sessions.forSlot(request, call.signal);
+  let session = await context.sessions.forSlot(request, call.signal);
+  let freshSession = false;
   const acquiredAt = new Date();
   const { owner, reason, lockId } = request;
   const value = encodeLockValue({ owner, reason, acquiredAt: acquiredAt.toISOString(), lockId });
@@ -73,16 +76,22 @@ export async function tryGrantSlot(
         );
       }
       if (lockDelayRefusal(result)) {
-        await session.leave(call.signal);
+        context.sessions.spare(session);
         return busy({ index: 0n, lockDelayUntil: Date.now() + settings.lockDelayRetryMs, slots: true });
       }
       if (invalidSessionRefusal(result)) {
-        throw new BackendError('consul', `the slot's new session ${session.id} was invalidated before its first use`);
+        if (freshSession) throw new BackendError('consul', `the slot's new session ${session.id} was invalidated before its first use`);
+        // A spare Consul no longer knows (its node failed): once more, with a session made for this attempt.
+        void session.leave();
+        session = await context.sessions.forSlot(request, call.signal, true);
+        freshSession = true;
+        guard = noLock(place);
+        continue;
       }
       if (failedAt(result, 1, guard.length)) guard = await lockGuard(context.http, place, session.id, call.signal);
       if (failedAt(result, ops.length - 1)) seen = await readSemaphore(context, place, request.limit, call.signal);
       if (roomIn(seen.state) === 0 || round >= MAX_CLAIM_ROUNDS) {
-        await session.leave(call.signal);
+        context.sessions.spare(session);
         return busy({ index: seen.index, slots: true });
       }
     }
