@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { SweepClock } from './sweep-clock.js';
 
 /** Something whose standing depends on what the server did on a session: a grant's vote. */
 export interface Voter {
@@ -7,8 +8,6 @@ export interface Voter {
   sessionEnded(session: Session, detail: string): void;
 }
 
-const SWEEP_EVERY_MS = 10_000;
-
 /**
  * One verified connection to a server. Everything the server did for us on it (grants, votes) is
  * only known to stand while it stays open: once it drops, a client cannot tell a network blip from
@@ -16,7 +15,7 @@ const SWEEP_EVERY_MS = 10_000;
  */
 export class Session {
   private readonly voters = new Set<Voter>();
-  private lastSweep = Date.now();
+  private readonly sweeps = new SweepClock();
   private endedWith: string | undefined;
 
   constructor(
@@ -54,9 +53,8 @@ export class Session {
 
   /** Locks that lapsed without a release (autoRenew: false, or an app that never released) are dropped. */
   private sweep(): void {
-    const now = Date.now();
-    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
-    this.lastSweep = now;
+    const now = this.sweeps.due();
+    if (now === undefined) return;
     for (const voter of this.voters) if (voter.leaseEnd < now) this.voters.delete(voter);
   }
 }

@@ -1,5 +1,5 @@
 import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
-import type { ForcedReleases } from './forced-releases.js';
+import type { ForcedReleases, SlotWatcher } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import type { Session, Voter } from './session.js';
@@ -32,24 +32,23 @@ export interface SlotFields {
  * One slot of a semaphore on one Redis server: `lockId` is a member of the key's sorted set, and
  * every operation is owner-checked by it. As with a plain lock, the slot is only known to stand
  * while the connection it was granted on stays open (a restart without persistence forgets it);
- * and while it lasts it listens for a forced release of its key, so that its holder is told at
- * once rather than at its next renewal.
+ * and a forced release of its key that names it tells its holder at once, not at its next renewal.
  */
-export class RedisSlot implements BackendGrant, Voter {
+export class RedisSlot implements BackendGrant, Voter, SlotWatcher {
   readonly token: bigint;
   readonly acquiredAt: Date;
+  readonly lockId: string;
   leaseEnd: number;
   private readonly key: string;
-  private readonly lockId: string;
   private readonly onLost: (detail: string) => void;
-  private readonly done = new AbortController();
+  private gone = false;
 
   constructor(
     private readonly nodes: NodeSet,
     private readonly keys: LockKeys,
     fields: SlotFields,
     private readonly session: Session | undefined,
-    forced: ForcedReleases,
+    private readonly forced: ForcedReleases,
   ) {
     this.key = fields.key;
     this.lockId = fields.lockId;
@@ -58,7 +57,7 @@ export class RedisSlot implements BackendGrant, Voter {
     this.leaseEnd = fields.leaseEnd;
     this.onLost = fields.onLost;
     session?.enlist(this);
-    void this.watchForcedRelease(forced);
+    forced.watch(this.key, this);
   }
 
   get expiresAt(): Date {
@@ -101,25 +100,20 @@ export class RedisSlot implements BackendGrant, Voter {
     this.lost(detail);
   }
 
-  private async watchForcedRelease(forced: ForcedReleases): Promise<void> {
-    for (;;) {
-      const leftMs = this.leaseEnd - Date.now();
-      if (this.done.signal.aborted || leftMs <= 0) return;
-      const freed = await forced.wait(this.key, { signal: this.done.signal, timeoutMs: leftMs });
-      if (freed === 'closed') return;
-      if (freed?.includes(this.lockId)) return this.lost('force-released by an administrator');
-    }
+  forceReleased(): void {
+    this.lost('force-released by an administrator');
   }
 
   private lost(detail: string): void {
-    if (this.done.signal.aborted) return;
+    if (this.gone) return;
     this.forget();
     this.onLost(detail);
   }
 
   /** No longer ours to watch: released, lost or found gone. */
   private forget(): void {
-    this.done.abort();
+    this.gone = true;
     this.session?.withdraw(this);
+    this.forced.unwatch(this.key, this);
   }
 }
