@@ -91,7 +91,8 @@ class CoreLockProvider implements LockProvider {
     validateLimit(limit);
     const backend = this.backendImpl;
     if (!backend.tryGrantSlot || !backend.slotHolders) {
-      throw new UnsupportedError(this.backend, 'semaphores', 'this adapter implements no tryGrantSlot (see docs/semaphores.md)');
+      const why = this.capabilities.noSemaphores ?? 'this adapter implements no tryGrantSlot';
+      throw new UnsupportedError(this.backend, 'semaphores', `${why} (see docs/semaphores.md)`);
     }
     return {
       key,

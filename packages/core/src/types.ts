@@ -26,6 +26,8 @@ export interface Capabilities {
    * 'backend': the backend keeps locks alive itself (a session or heartbeat) and reports loss.
    */
   readonly renewal: 'per-lock' | 'backend';
+  /** Why this backend has no semaphores; absent where it has them (then `semaphore()` works). */
+  readonly noSemaphores?: string;
 }
 
 export interface AcquireOptions {

@@ -22,4 +22,5 @@ export const POSTGRES_SESSION_CAPABILITIES: Capabilities = Object.freeze({
   // trip after the moment the holder counts from, so a silent holder's session ends that much later.
   expiryGraceMs: 100,
   renewal: 'backend',
+  noSemaphores: 'session mode holds advisory locks, which have no slots; use lease mode for semaphores',
 });

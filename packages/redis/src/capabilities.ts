@@ -31,4 +31,5 @@ export const QUORUM_CAPABILITIES: Capabilities = Object.freeze({
   fencing: 'none',
   // Nodes set the key one after another within one round trip, so the last copy lapses slightly later.
   expiryGraceMs: 50,
+  noSemaphores: 'slot counts do not add up across majorities (3 nodes, limit 2: holders on {n1,n2}, {n2,n3}, {n1,n3} all hold a majority)',
 });
