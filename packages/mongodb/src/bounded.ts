@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { untilAborted } from '@holdfast/core/backend';
 
 /** What bounds one catalog command: the caller's signal (absent for the pinger's own work). */
@@ -16,4 +17,12 @@ export function bounded<T>(bound: Bound, work: Promise<T>): Promise<T> {
 
 export function throwIfAborted(bound: Bound): void {
   bound.signal?.throwIfAborted();
+}
+
+/**
+ * For a signal that bounds many commands at once (a listing, the holder check, close): the driver
+ * adds an abort listener per command, which is no leak here.
+ */
+export function allowManyListeners(bound: Bound): void {
+  if (bound.signal) setMaxListeners(0, bound.signal);
 }

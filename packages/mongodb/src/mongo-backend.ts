@@ -10,7 +10,7 @@ import {
   type WaitOptions,
 } from '@holdfast/core/backend';
 import type { MongoClient, ObjectId } from 'mongodb';
-import { bounded } from './bounded.js';
+import { allowManyListeners, bounded } from './bounded.js';
 import { mongoCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
@@ -149,6 +149,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
   }
 
   private async shutdown(call: CallContext): Promise<void> {
+    allowManyListeners(call);
     // Still connecting: nothing was taken yet, and connect() gives up by itself once it sees `closed`.
     const connected = this.ready;
     if (!connected) return;

@@ -1,4 +1,4 @@
-import { type Bound, throwIfAborted } from './bounded.js';
+import { allowManyListeners, type Bound, throwIfAborted } from './bounded.js';
 import { recordId, type VersionChain } from './version-chain.js';
 
 interface Commit {
@@ -31,6 +31,7 @@ export class PruneQueue {
 
   /** Deletes what is due; a key whose deletes failed stays queued. */
   async drain(bound: Bound): Promise<void> {
+    allowManyListeners(bound);
     const cutoff = performance.now() - this.delayMs;
     const below = new Map<string, number>();
     for (const commit of this.commits) {

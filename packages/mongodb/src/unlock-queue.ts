@@ -1,5 +1,5 @@
 import type { ObjectId } from 'mongodb';
-import type { Bound } from './bounded.js';
+import { allowManyListeners, type Bound } from './bounded.js';
 import type { LockCatalog } from './lock-catalog.js';
 
 interface PendingUnlock {
@@ -25,6 +25,7 @@ export class UnlockQueue {
 
   /** One pass over the queue; an entry stays queued (and counted) until its unlock succeeds. */
   async drain(catalog: LockCatalog, bound: Bound): Promise<void> {
+    allowManyListeners(bound);
     for (const entry of [...this.pending]) {
       try {
         await catalog.unlock(entry, bound);

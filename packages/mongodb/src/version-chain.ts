@@ -14,6 +14,8 @@ export type LockFields = Omit<LockDocument, '_id' | 'version' | 'commit'>;
 export interface ChainRead {
   readonly current: LockDocument | null;
   readonly startedAt: number;
+  /** The key had no mirror document: a commit creates it with an insert (no scan on FerretDB). */
+  readonly unmirrored?: boolean;
 }
 
 /** How long a commit may take from the read it is based on to its reply, and how long superseded records are kept. */
@@ -40,9 +42,11 @@ export const CHAIN_TIMING: ChainTiming = { actWindowMs: 5_000, pruneDelayMs: 10_
  *    version is never deleted, and a record is only deleted after every lower one it saw.
  * 2. A deleted id `w:<key>` can be inserted again by a delayed write. That writer read w - 1 as the
  *    latest before w was first committed, so before the prune's commit, so more than `pruneDelayMs`
- *    before its insert lands. Writers act on a commit (report it, mirror it) only when its reply
- *    comes within `actWindowMs` < `pruneDelayMs` of the start of their read (durations on each
- *    process's monotonic clock); a later one fails as unknown. So such a record is never acted on.
+ *    before its insert lands. A commit whose reply comes within `actWindowMs` < `pruneDelayMs` of the
+ *    start of its read (durations on each process's monotonic clock) can therefore not be such a
+ *    record; a later one is acted on (reported, mirrored) only if a query of the key's records shows
+ *    it as the highest version, which a re-inserted id never is (a higher version exists, rule 1);
+ *    otherwise it fails as unknown. So such a record is never acted on.
  * 3. Walks: from the mirror's version m, read m + 1, m + 2, ... up to a missing one, then read m
  *    again: still there with the mirror's commit id, it was deleted by no prune so far, so neither
  *    was anything above it (rule 1), and the walk saw every version up to the latest. Otherwise
@@ -76,7 +80,7 @@ export class VersionChain {
   async head(key: string, bound: Bound): Promise<ChainRead> {
     const startedAt = performance.now();
     const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
-    return { current: await this.headFrom(key, mirror, bound), startedAt };
+    return { current: await this.headFrom(key, mirror, bound), startedAt, unmirrored: mirror === null };
   }
 
   /** The latest version of the key, walking from its mirror (rule 3 above). */
@@ -113,14 +117,18 @@ export class VersionChain {
       throw error;
     }
     if (performance.now() - read.startedAt > this.timing.actWindowMs) {
-      throw new BackendError(
-        'mongodb',
-        `a version record was confirmed more than ${this.timing.actWindowMs} ms after its read; not trusted`,
-      );
+      // Late: the id may have been free again because it was pruned (rule 2). Only the highest version is certain.
+      const latest = await this.latestByQuery(key, bound);
+      if (!latest || !sameCommit(latest, record)) {
+        throw new BackendError(
+          'mongodb',
+          `a version record confirmed ${this.timing.actWindowMs} ms or more after its read is not the latest`,
+        );
+      }
     }
     if (version > 1) this.prunes.add(key, version);
     const lock = toLock(record);
-    await this.mirror(lock, bound);
+    await this.mirror(lock, bound, read.unmirrored);
     return { ...lock, readStartedAt: read.startedAt };
   }
 
@@ -147,14 +155,32 @@ export class VersionChain {
     return updated && toLock(updated);
   }
 
-  /** Best effort: the records are the truth, the mirror a starting point and a view for tools. */
-  async mirror(lock: LockDocument, bound: Bound): Promise<void> {
+  /**
+   * Best effort: the records are the truth, the mirror a starting point and a view for tools. A
+   * first mirror is inserted (an update scans the collection on FerretDB; an insert does not).
+   */
+  async mirror(lock: LockDocument, bound: Bound, create = false): Promise<void> {
     const { _id, ...fields } = lock;
-    await whileSqliteBusy(bound, () => this.mirrors.replaceOne({ _id }, fields, { upsert: true })).catch(() => undefined);
+    const replace = () => whileSqliteBusy(bound, () => this.mirrors.replaceOne({ _id }, fields, { upsert: true }));
+    const write = create
+      ? whileSqliteBusy(bound, () => this.mirrors.insertOne(lock)).catch((error: unknown) =>
+          isDuplicateKey(error) ? replace() : Promise.reject(error),
+        )
+      : replace();
+    await write.catch(() => undefined);
   }
 
   read(key: string, version: number, bound: Bound): Promise<VersionRecord | null> {
     return this.records.findOne({ _id: recordId(key, version) }, { signal: bound.signal });
+  }
+
+  /** The latest version of each key that has records, in one query (evaluated in Go on FerretDB). */
+  async latestOf(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>> {
+    const latest = new Map<string, LockDocument>();
+    for (const record of await this.records.find({ key: { $in: [...keys] } }, { signal: bound.signal }).toArray()) {
+      if ((latest.get(record.key)?.version ?? 0) < record.version) latest.set(record.key, toLock(record));
+    }
+    return latest;
   }
 
   /** All records of the key, the highest wins: a scan on FerretDB, only when a walk cannot be trusted. */
