@@ -1,4 +1,4 @@
-import { ErrorCode, createLockProvider } from '@holdfast/core';
+import { createLockProvider, ErrorCode } from '@holdfast/core';
 import { codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { ferretdbBinary, freePort } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
@@ -79,7 +79,11 @@ describe('every call is bounded against a server that accepts and never answers'
   afterAll(() => silent?.close());
 
   test('tryAcquire returns at the per-call timeout; close() leaves no connection open', async () => {
-    const locks = createMongoProvider({ url: testUrl(`mongodb://127.0.0.1:${silent.port}/holdfast`), callTimeoutMs: 1_000, closeTimeoutMs: 1_000 });
+    const locks = createMongoProvider({
+      url: testUrl(`mongodb://127.0.0.1:${silent.port}/holdfast`),
+      callTimeoutMs: 1_000,
+      closeTimeoutMs: 1_000,
+    });
     const tried = await timed(locks.tryAcquire('silent/try'), HANG_MS, 'tryAcquire');
     expect(codeOf(tried.error), String(tried.error)).toBe(ErrorCode.Backend);
     expect(tried.ms).toBeLessThan(1_000 + SLACK_MS);
@@ -89,7 +93,11 @@ describe('every call is bounded against a server that accepts and never answers'
     const closed = await timed(locks.close(), HANG_MS, 'close');
     expect(closed.error).toBeUndefined();
     expect(closed.ms).toBeLessThan(1_000 + SLACK_MS);
-    await until(() => silent.sockets.size === 0, 2_000, () => `the driver's connections to the silent listener closed (${silent.sockets.size} open)`);
+    await until(
+      () => silent.sockets.size === 0,
+      2_000,
+      () => `the driver's connections to the silent listener closed (${silent.sockets.size} open)`,
+    );
   });
 });
 
@@ -127,7 +135,11 @@ describe.skipIf(ferretdbSkip !== null)('a hung server (FerretDB stopped with SIG
       // Its release could not be confirmed: the holder is told, not left believing it holds the lock.
       expect(held!.signal.aborted).toBe(true);
       // At once: left to the driver's own timeouts they would linger for seconds.
-      await until(() => tcpSockets() <= baseline, 300, () => `the driver's connections to the hung server closed (${tcpSockets() - baseline} left)`);
+      await until(
+        () => tcpSockets() <= baseline,
+        300,
+        () => `the driver's connections to the hung server closed (${tcpSockets() - baseline} left)`,
+      );
     } finally {
       server.thaw();
     }

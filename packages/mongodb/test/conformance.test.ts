@@ -3,7 +3,7 @@ import { addressOf, urlAt } from '@holdfast/test-harness/faults';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { describe } from 'vitest';
 import { createMongoProvider } from '../src/index.js';
-import { SHORT_TTL_MS, provider, testUrl, unreachableUrl } from './fixtures.js';
+import { provider, SHORT_TTL_MS, testUrl, unreachableUrl } from './fixtures.js';
 
 const mongodb = await useBackend('mongodb');
 

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MongoClient } from 'mongodb';
 import { freePort } from '@holdfast/test-harness/servers';
+import { MongoClient } from 'mongodb';
 
 /**
  * A FerretDB that can be stopped and started again on the same port with the same data, or frozen
@@ -31,10 +31,19 @@ export class RestartableFerretdb {
   }
 
   async resume(): Promise<void> {
-    this.process = spawn(this.binary, [
-      '--handler=sqlite', `--sqlite-url=file:${this.dir}/`, `--listen-addr=127.0.0.1:${this.port}`,
-      `--state-dir=${this.dir}`, '--telemetry=disable', '--debug-addr=-', '--log-level=error',
-    ], { stdio: 'ignore' });
+    this.process = spawn(
+      this.binary,
+      [
+        '--handler=sqlite',
+        `--sqlite-url=file:${this.dir}/`,
+        `--listen-addr=127.0.0.1:${this.port}`,
+        `--state-dir=${this.dir}`,
+        '--telemetry=disable',
+        '--debug-addr=-',
+        '--log-level=error',
+      ],
+      { stdio: 'ignore' },
+    );
     const deadline = Date.now() + 30_000;
     for (;;) {
       const probe = new MongoClient(this.url, { serverSelectionTimeoutMS: 300 });

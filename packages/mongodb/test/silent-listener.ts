@@ -1,4 +1,4 @@
-import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 
 /** A loopback port that accepts connections, reads requests and never answers: a hung service, without leaving loopback. */
 export class SilentListener {

@@ -1,4 +1,4 @@
-import { type AddressInfo, type Server, type Socket, createServer, connect } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
 /** Decides whether one client->server MongoDB wire message is the one to hold back. */
 export type MessageMatcher = (message: Buffer) => boolean;
@@ -47,7 +47,10 @@ export class StallProxy {
   holdNext(matches: MessageMatcher, delayMs: number): HeldMessage {
     let held!: () => void;
     let delivered!: () => void;
-    const message = { held: new Promise<void>((resolve) => (held = resolve)), delivered: new Promise<void>((resolve) => (delivered = resolve)) };
+    const message = {
+      held: new Promise<void>((resolve) => (held = resolve)),
+      delivered: new Promise<void>((resolve) => (delivered = resolve)),
+    };
     this.holds.add({ matches, delayMs, held, delivered });
     return message;
   }

@@ -25,8 +25,20 @@ describe.skipIf(!mongodb.url)(`lock changes as version records (${mongodb.label}
       const updateWinners: number[] = [];
       for (let round = 0; round < 10; round++) {
         const id = `${Date.now().toString(36)}-${round}`;
-        const inserted = await Promise.all(clients.map((_, i) => collection(i).insertOne({ _id: `${id}-insert`, v: i }).then(() => 1, () => 0)));
-        expect(inserted.reduce((a, b) => a + b, 0), `round ${round}: racing inserts of one _id`).toBe(1);
+        const inserted = await Promise.all(
+          clients.map((_, i) =>
+            collection(i)
+              .insertOne({ _id: `${id}-insert`, v: i })
+              .then(
+                () => 1,
+                () => 0,
+              ),
+          ),
+        );
+        expect(
+          inserted.reduce((a, b) => a + b, 0),
+          `round ${round}: racing inserts of one _id`,
+        ).toBe(1);
         await collection(0).insertOne({ _id: id, v: 0 });
         const updated = await Promise.all(clients.map((_, i) => collection(i).updateOne({ _id: id, v: 0 }, { $set: { v: i + 1 } })));
         updateWinners.push(updated.filter((result) => result.modifiedCount === 1).length);
