@@ -74,7 +74,10 @@ function announceWaiting(
     const event = message as LockEvent;
     if (event.owner !== provider.owner || event.key !== key) return;
     const limit = waitMs === undefined ? '' : ` for up to ${waitMs} ms`;
-    if (!verbose) return say(`waiting for lock "${key}"${limit}`);
+    if (!verbose) {
+      say(`waiting for lock "${key}"${limit}`);
+      return;
+    }
     void provider.inspect(key).then(
       (holder) => say(`waiting for lock "${key}"${limit}${holder ? `, held by ${holder.owner} since ${holder.acquiredAt.toISOString()}` : ''}`),
       () => say(`waiting for lock "${key}"${limit}`),

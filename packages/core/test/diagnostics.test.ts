@@ -11,7 +11,9 @@ const listeners = Object.values(CHANNELS).map((name) => {
   return [name, listener] as const;
 });
 afterEach(() => void (seen.length = 0));
-process.on('exit', () => listeners.forEach(([name, listener]) => unsubscribe(name, listener)));
+process.on('exit', () => {
+  for (const [name, listener] of listeners) unsubscribe(name, listener);
+});
 
 test('the life cycle is published on diagnostics channels: acquire, wait, grant, renew, release', async () => {
   const provider = createProvider(new ScriptedBackend(), { owner: 'me', pollIntervalMs: 10 });
