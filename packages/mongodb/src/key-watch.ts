@@ -85,7 +85,10 @@ export class KeyWatch {
       if (watched.waitedAt === now) due.push(key);
       else watched.dueAt = now + watched.intervalMs;
     }
-    if (due.length === 0) return this.schedule();
+    if (due.length === 0) {
+      this.schedule();
+      return;
+    }
     this.reading = this.read(due).finally(() => {
       this.reading = undefined;
       this.schedule();
