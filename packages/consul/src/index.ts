@@ -1,5 +1,5 @@
 import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
-import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { createProvider, providerOptions, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import { ConsulBackend } from './backend.js';
 import { type ConsulLockOptions, resolveOptions } from './options.js';
 import { optionsFromUrl } from './url-options.js';
@@ -21,7 +21,7 @@ export function createConsulProvider(options: ConsulLockOptions): LockProvider {
 export function createProviderFromUrl(url: string, options: CreateLockProviderOptions = {}): LockProvider {
   const fromUrl = optionsFromUrl(url, options.adapter);
   const settings: Record<string, unknown> = { ...fromUrl };
-  for (const name of ['owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger'] as const) {
+  for (const name of COMMON_PROVIDER_OPTION_NAMES) {
     if (options[name] === undefined) continue;
     if (settings[name] !== undefined) throw new InvalidArgumentError(name, 'given both in the URL and in the options');
     settings[name] = options[name];

@@ -1,12 +1,12 @@
-import { InvalidArgumentError, type Logger } from '@holdfast/core';
+import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
 // Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
-import { checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
+import { checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
 const MAX_LOCK_DELAY_MS = 60_000;
 
-export interface ConsulLockOptions {
+export interface ConsulLockOptions extends CommonProviderOptions {
   /** The agent's HTTP address, e.g. http://127.0.0.1:8500 (https: for TLS). */
   readonly url: string;
   /** Consul key prefix for every lock: key "a/b" is stored at "<prefix>/a/b". Default "holdfast". */
@@ -22,15 +22,6 @@ export interface ConsulLockOptions {
   readonly monitorRetryMs?: number;
   /** 'shared' (default): one renewed session per provider and TTL; 'per-lock': one per lock, like the Go client. */
   readonly sessionMode?: 'shared' | 'per-lock';
-  /** Provider identity shown as lock owner. */
-  readonly owner?: string;
-  /** Longest time one call to Consul may take, in ms (default 5000); also bounds renewals and clean-ups. */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (default 5000). */
-  readonly closeTimeoutMs?: number;
-  /** A ttlMs below Consul's 10 s minimum: 'raise' it (default) or 'reject' it. */
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  readonly logger?: Logger;
 }
 
 export interface ResolvedOptions {
@@ -56,11 +47,7 @@ const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
   'monitorRetries',
   'monitorRetryMs',
   'sessionMode',
-  'owner',
-  'callTimeoutMs',
-  'closeTimeoutMs',
-  'ttlBelowMinimum',
-  'logger',
+  ...COMMON_PROVIDER_OPTION_NAMES,
 ];
 
 /** Old names, refused by name so that a setting is never silently ignored. */

@@ -5,6 +5,7 @@ export { WaitList } from './wait-list.js';
 export type { WaitListOptions } from './wait-list.js';
 export { createProvider, providerOptions } from './provider.js';
 export type { ProviderOptions } from './provider.js';
+export { COMMON_PROVIDER_OPTION_NAMES } from './provider-options.js';
 export { pause, sleep, linkedController, untilAborted } from './abort.js';
 export { TimerHeap } from './timer-heap.js';
 export type { ScheduledTask } from './timer-heap.js';

@@ -20,3 +20,4 @@ export { MAX_KEY_BYTES, MAX_REASON_LENGTH, MAX_SEMAPHORE_LIMIT, validateKey } fr
 export { parseDuration } from './duration.js';
 export { CHANNELS } from './diagnostics.js';
 export type { LockEvent, Logger } from './diagnostics.js';
+export type { CommonProviderOptions } from './provider-options.js';

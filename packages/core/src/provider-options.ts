@@ -5,11 +5,10 @@ import type { TtlPolicy } from './validation.js';
 export const DEFAULT_POLL_INTERVAL_MS = 250;
 export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
 
-export interface ProviderOptions {
+/** The provider-level options every adapter's factory takes beside its own (docs/options.md). */
+export interface CommonProviderOptions {
   /** Identity shown as the owner of every lock this instance takes. Default `<host>:<pid>:<random>`. */
   readonly owner?: string;
-  /** Retry interval while waiting, for backends that cannot wake waiters by event. Default 250 ms. */
-  readonly pollIntervalMs?: number;
   /**
    * Longest time one backend call may take before the caller gets a BackendError, in ms, whatever
    * the server does (hung, unreachable, a write stalled on the way). Default 5000.
@@ -24,6 +23,15 @@ export interface ProviderOptions {
   readonly ttlBelowMinimum?: TtlPolicy;
   /** Warnings (renewal failures, lost locks, unconfirmed releases) go here; pino-style `warn(fields, message)`. */
   readonly logger?: Logger;
+}
+
+/** The names of CommonProviderOptions, for adapters' option-name checks. */
+export const COMMON_PROVIDER_OPTION_NAMES = ['owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger'] as const;
+
+/** What core's createProvider takes: the common options and the poll interval of backends that poll. */
+export interface ProviderOptions extends CommonProviderOptions {
+  /** Retry interval while waiting, for backends that cannot wake waiters by event. Default 250 ms. */
+  readonly pollIntervalMs?: number;
 }
 
 /** The provider-level settings out of an app's options, for adapters' factories. */

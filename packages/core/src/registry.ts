@@ -1,5 +1,5 @@
 import { AdapterMissingError, InvalidArgumentError } from './errors.js';
-import type { Logger } from './diagnostics.js';
+import { COMMON_PROVIDER_OPTION_NAMES, type CommonProviderOptions } from './provider-options.js';
 import type { LockProvider } from './types.js';
 
 /** What an adapter package exports so that `createLockProvider(url)` can build it. */
@@ -11,17 +11,7 @@ export interface AdapterModule {
   createProviderFromUrl(url: string, options?: CreateLockProviderOptions): Promise<LockProvider> | LockProvider;
 }
 
-export interface CreateLockProviderOptions {
-  /** Identity shown as the owner of this instance's locks. */
-  readonly owner?: string;
-  /** Longest time one backend call may take, in ms (default 5000); see ProviderOptions. */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (default 5000). */
-  readonly closeTimeoutMs?: number;
-  /** A ttlMs below the backend's minimum: 'raise' it to the minimum (default) or 'reject' it. */
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  /** Receives warnings (renewal failures, lost locks); pino-style `warn(fields, message)`. */
-  readonly logger?: Logger;
+export interface CreateLockProviderOptions extends CommonProviderOptions {
   /** Adapter-specific settings that do not fit in the URL. */
   readonly adapter?: Readonly<Record<string, unknown>>;
   /**
@@ -84,7 +74,7 @@ export async function createLockProvider(
   return adapter.createProviderFromUrl(text, options);
 }
 
-const OPTION_NAMES = new Set(['owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger', 'adapter', 'adapters']);
+const OPTION_NAMES = new Set<string>([...COMMON_PROVIDER_OPTION_NAMES, 'adapter', 'adapters']);
 
 /** A misspelled or misplaced option must not be dropped silently. */
 function checkOptionNames(options: CreateLockProviderOptions): void {

@@ -1,19 +1,14 @@
-import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider, type Logger } from '@holdfast/core';
-import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider, type CommonProviderOptions } from '@holdfast/core';
+import { createProvider, providerOptions, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
 
 export { MemoryStore } from './memory-store.js';
 export { MEMORY_CAPABILITIES, MemoryBackend } from './memory-backend.js';
 
-export interface MemoryProviderOptions {
+export interface MemoryProviderOptions extends CommonProviderOptions {
   /** The store shared by providers that should see each other's locks. Default: the process-wide store. */
   readonly store?: MemoryStore;
-  readonly owner?: string;
-  readonly callTimeoutMs?: number;
-  readonly closeTimeoutMs?: number;
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  readonly logger?: Logger;
 }
 
 /**
@@ -33,7 +28,7 @@ export function sharedStore(name = ''): MemoryStore {
   return store;
 }
 
-const OPTION_NAMES: readonly string[] = ['store', 'owner', 'callTimeoutMs', 'closeTimeoutMs', 'ttlBelowMinimum', 'logger'];
+const OPTION_NAMES: readonly string[] = ['store', ...COMMON_PROVIDER_OPTION_NAMES];
 
 export function createMemoryProvider(options: MemoryProviderOptions = {}): LockProvider {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');

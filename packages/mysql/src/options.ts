@@ -1,9 +1,9 @@
-import { InvalidArgumentError, type Logger } from '@holdfast/core';
-import { checkOptionNames } from '@holdfast/core/backend';
+import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
+import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import type { Pool } from 'mysql2';
 import type { Pool as PromisePool } from 'mysql2/promise';
 
-export interface MysqlProviderOptions {
+export interface MysqlProviderOptions extends CommonProviderOptions {
   /** `mysql://user:password@host:3306/db`, see parseMysqlUrl. Either this or `pool`. */
   readonly url?: string | URL;
   /**
@@ -20,14 +20,6 @@ export interface MysqlProviderOptions {
   readonly pollIntervalMs?: number;
   /** Longest time to open a connection of our own pool. Default 3000 ms. */
   readonly connectTimeoutMs?: number;
-  /** Provider-level options, as for every adapter (docs/options.md). */
-  readonly owner?: string;
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  readonly logger?: Logger;
-  /** Longest time one backend call may take, in ms (core's default 5000). */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (core's default 5000). */
-  readonly closeTimeoutMs?: number;
 }
 
 /** What `createLockProvider(url, { adapter })` may set: the rest comes from the URL or core. */
@@ -35,11 +27,7 @@ export const ADAPTER_OPTIONS = ['table', 'createTables', 'pollIntervalMs', 'conn
 const PROVIDER_OPTIONS = [
   'url',
   'pool',
-  'owner',
-  'callTimeoutMs',
-  'closeTimeoutMs',
-  'ttlBelowMinimum',
-  'logger',
+  ...COMMON_PROVIDER_OPTION_NAMES,
   ...ADAPTER_OPTIONS,
 ] as const;
 

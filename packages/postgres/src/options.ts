@@ -1,9 +1,9 @@
-import { InvalidArgumentError, type Logger } from '@holdfast/core';
-import { checkOptionNames } from '@holdfast/core/backend';
+import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
+import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import type { Pool } from 'pg';
 import { checkMode, type PostgresMode } from './url.js';
 
-export interface PostgresProviderOptions {
+export interface PostgresProviderOptions extends CommonProviderOptions {
   /** `postgres://user:password@host:5432/db` (or `postgresql://`), see parsePostgresUrl. Either this or `pool`. */
   readonly url?: string | URL;
   /**
@@ -25,14 +25,6 @@ export interface PostgresProviderOptions {
   readonly pollIntervalMs?: number;
   /** Longest time to open a connection (own pool and the LISTEN connection). Default 3000 ms. */
   readonly connectTimeoutMs?: number;
-  /** Provider-level options, as for every adapter (docs/options.md). */
-  readonly owner?: string;
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  readonly logger?: Logger;
-  /** Longest time one backend call may take, in ms (core's default 5000). */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (core's default 5000). */
-  readonly closeTimeoutMs?: number;
 }
 
 /** What `createLockProvider(url, { adapter })` may set: the rest comes from the URL or core. */
@@ -41,11 +33,7 @@ const ADAPTER_OPTIONS = ['mode', 'table', 'createTables', 'pollIntervalMs', 'con
 const PROVIDER_OPTIONS = [
   'url',
   'pool',
-  'owner',
-  'callTimeoutMs',
-  'closeTimeoutMs',
-  'ttlBelowMinimum',
-  'logger',
+  ...COMMON_PROVIDER_OPTION_NAMES,
   ...ADAPTER_OPTIONS,
 ] as const;
 

@@ -1,8 +1,8 @@
-import { InvalidArgumentError, type Logger } from '@holdfast/core';
-import { checkOptionNames } from '@holdfast/core/backend';
+import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
+import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
 import type { RedisOptions } from 'ioredis';
 
-export interface RedisProviderOptions {
+export interface RedisProviderOptions extends CommonProviderOptions {
   /**
    * `redis://host:6379/0`, or a quorum: `redis://h1:6379?quorum=h2:6379,h3:6379` (see parseRedisUrl).
    * Either this or `nodes`.
@@ -16,14 +16,6 @@ export interface RedisProviderOptions {
    * resource name: the setting for locks shared with redlock users. Also `?prefix=` in the URL.
    */
   readonly prefix?: string;
-  /** Provider-level options, as for every adapter (docs/options.md). */
-  readonly owner?: string;
-  readonly ttlBelowMinimum?: 'raise' | 'reject';
-  readonly logger?: Logger;
-  /** Longest time one backend call may take, in ms (core's default 5000). */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (core's default 5000). */
-  readonly closeTimeoutMs?: number;
   /** Longest wait between checks of a busy key if no wake-up arrives. Default 2000 ms. */
   readonly pollIntervalMs?: number;
   /** Per-command time limit, so a hung server counts as failed. Default 2000 ms; 0 = none. */
@@ -40,11 +32,7 @@ const ADAPTER_OPTIONS = ['prefix', 'pollIntervalMs', 'commandTimeoutMs', 'connec
 const PROVIDER_OPTIONS = [
   'url',
   'nodes',
-  'owner',
-  'callTimeoutMs',
-  'closeTimeoutMs',
-  'ttlBelowMinimum',
-  'logger',
+  ...COMMON_PROVIDER_OPTION_NAMES,
   ...ADAPTER_OPTIONS,
 ] as const;
 
