@@ -1,10 +1,10 @@
-import { InvalidArgumentError } from '@holdfast/core';
-import { checkOptionNames, type ProviderOptions } from '@holdfast/core/backend';
+import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
 import type { MongoClient, MongoClientOptions } from 'mongodb';
 import { type DistLockSettings, RENAMED_OPTIONS } from './options.js';
 
 /** Options of `createMongoProvider`: where the server is, MongoDB's distlock settings, and core's provider settings. */
-export interface MongoProviderOptions extends Partial<DistLockSettings>, Pick<ProviderOptions, 'ttlBelowMinimum' | 'logger'> {
+export interface MongoProviderOptions extends Partial<DistLockSettings>, CommonProviderOptions {
   /** A `mongodb://` or `mongodb+srv://` URL; `holdfast*` query parameters set the options below. */
   readonly url?: string | URL;
   /** An existing client instead of a URL; the provider then leaves it open on close(). */
@@ -16,11 +16,6 @@ export interface MongoProviderOptions extends Partial<DistLockSettings>, Pick<Pr
    * serverSelectionTimeoutMS and connectTimeoutMS = callTimeoutMs, socketTimeoutMS = 2 x callTimeoutMs.
    */
   readonly clientOptions?: MongoClientOptions;
-  readonly owner?: string;
-  /** Longest time one backend call may take, in ms (default 5000); see core's ProviderOptions. */
-  readonly callTimeoutMs?: number;
-  /** Longest time close() takes, in ms (default 5000). */
-  readonly closeTimeoutMs?: number;
   /** The `<port>` part of the process id (default: the OS pid). */
   readonly port?: number;
 }
@@ -40,11 +35,7 @@ export const ADAPTER_OPTIONS = [
 
 const PROVIDER_OPTIONS: readonly string[] = [
   'url',
-  'owner',
-  'callTimeoutMs',
-  'closeTimeoutMs',
-  'ttlBelowMinimum',
-  'logger',
+  ...COMMON_PROVIDER_OPTION_NAMES,
   ...ADAPTER_OPTIONS,
 ];
 
