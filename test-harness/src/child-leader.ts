@@ -6,8 +6,12 @@ import { childProvider, childSpec } from './child-provider.js';
 
 const spec = childSpec();
 const provider = await childProvider(spec, 'child-leader');
-provider.elect(spec.key, async ({ token, signal }) => {
-  process.stdout.write(`LEADING ${token}\n`);
-  await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-}, { ttlMs: spec.ttlMs, reason: 'conformance leader crash case' });
+provider.elect(
+  spec.key,
+  async ({ token, signal }) => {
+    process.stdout.write(`LEADING ${token}\n`);
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  },
+  { ttlMs: spec.ttlMs, reason: 'conformance leader crash case' },
+);
 setInterval(() => undefined, 1 << 30);

@@ -1,2 +1,2 @@
-export { defineConformanceSuite, FencedResource } from './conformance/index.js';
 export type { ConformanceTarget, SuiteOptions } from './conformance/index.js';
+export { defineConformanceSuite, FencedResource } from './conformance/index.js';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
-import { type Server, type Socket, createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { FaultProxy, type ServerAddress, hungListener } from '../src/faults/index.js';
+import { FaultProxy, hungListener, type ServerAddress } from '../src/faults/index.js';
 import { until } from '../src/helpers/index.js';
 
 /** A client that records what it receives and when. */
@@ -28,7 +28,12 @@ class Client {
 
   /** Resolves once `text` was received; rejects with a clear message after `withinMs`. */
   async waitFor(text: string, withinMs: number): Promise<number> {
-    return until(() => this.received.includes(text), withinMs, () => `"${text}" arrives (got "${this.received}")`, { everyMs: 5 });
+    return until(
+      () => this.received.includes(text),
+      withinMs,
+      () => `"${text}" arrives (got "${this.received}")`,
+      { everyMs: 5 },
+    );
   }
 }
 

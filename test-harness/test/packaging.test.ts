@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { useBackend } from '../src/servers/vitest.js';
-import { CJS_APP, createApp, ESM_APP, packWorkspaces, runApp, typeCheck, type AppSpec, type PackedPackage } from './packaging/packed-apps.js';
+import {
+  type AppSpec,
+  CJS_APP,
+  createApp,
+  ESM_APP,
+  type PackedPackage,
+  packWorkspaces,
+  runApp,
+  typeCheck,
+} from './packaging/packed-apps.js';
 import { cleanEnv, describeResult, runCommand } from './packaging/run-command.js';
 import { unresolvedMapSources } from './packaging/source-maps.js';
 
@@ -76,8 +85,14 @@ describe('packed packages', () => {
       const must = ['package.json', 'LICENSE', 'README.md', 'src/index.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map'];
       if (p.name !== '@holdfast/cli') must.push('dist/cjs/package.json', 'dist/cjs/index.js', 'dist/cjs/index.d.ts');
       else must.push('bin/holdfast.js');
-      expect(must.filter((f) => !p.files.includes(f)), `${p.name} lacks`).toEqual([]);
-      expect(p.files.filter((f) => f.startsWith('test/')), `${p.name} ships tests`).toEqual([]);
+      expect(
+        must.filter((f) => !p.files.includes(f)),
+        `${p.name} lacks`,
+      ).toEqual([]);
+      expect(
+        p.files.filter((f) => f.startsWith('test/')),
+        `${p.name} ships tests`,
+      ).toEqual([]);
     }
   });
 
@@ -118,7 +133,10 @@ console.log(JSON.stringify(report));
     );
     const result = await runCommand(process.execPath, [script, ...packed.map((p) => p.tarball)], { cwd: cjsApp.dir, timeoutMs: 120_000 });
     expect(result.code, describeResult('arethetypeswrong', result)).toBe(0);
-    const report = JSON.parse(result.stdout) as Record<string, { types: boolean; problems: { kind: string; entrypoint: string; resolutionKind?: string }[]; entrypoints: string[] }>;
+    const report = JSON.parse(result.stdout) as Record<
+      string,
+      { types: boolean; problems: { kind: string; entrypoint: string; resolutionKind?: string }[]; entrypoints: string[] }
+    >;
     for (const p of packed) {
       const checked = report[p.tarball]!;
       expect(checked.types, `${p.name} has types`).toBe(true);
@@ -127,7 +145,12 @@ console.log(JSON.stringify(report));
       const problems = checked.problems.filter((problem) => !esmOnly || !['node10', 'node16-cjs'].includes(problem.resolutionKind ?? ''));
       expect(problems, `${p.name}: problems`).toEqual([]);
     }
-    expect(report[packed.find((p) => p.name === '@holdfast/core')!.tarball]!.entrypoints).toEqual(['.', './typedi', './backend', './package.json']);
+    expect(report[packed.find((p) => p.name === '@holdfast/core')!.tarball]!.entrypoints).toEqual([
+      '.',
+      './typedi',
+      './backend',
+      './package.json',
+    ]);
   });
 
   test('source and declaration maps resolve inside every installed package', async () => {
@@ -215,27 +238,35 @@ describe('fresh apps from the tarballs', () => {
         const what = `${compiled[i]![1]} (${compiled[i]![0].type}) on ${backend.name}`;
         expect(run.code, describeResult(what, run)).toBe(0);
         const output = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-        expect(output, what).toMatchObject({ rivalBusy: true, freeAfterRelease: true, badKeyIsTyped: true, inspectedOwner: output['owner'] });
+        expect(output, what).toMatchObject({
+          rivalBusy: true,
+          freeAfterRelease: true,
+          badKeyIsTyped: true,
+          inspectedOwner: output['owner'],
+        });
         expect(String(output['backend']).toLowerCase(), what).toContain(backend.name);
         expect(BigInt(String(output['token'])), `${what}: fencing token`).toBeGreaterThan(0n);
       });
     });
   }
 
-  test.skipIf(redis.url === null)('the installed CLI runs a command under a Redis lock, and inspect shows the holder meanwhile', async () => {
-    const holdfast = join(esmApp.dir, 'node_modules', '.bin', 'holdfast');
-    const cli = (args: string[]) => runCommand(holdfast, args, { cwd: esmApp.dir, timeoutMs: 60_000, env: cleanEnv() });
-    const key = `packaged-cli/${process.pid}`;
-    const plain = await cli(['run', '--backend', redis.url!, key, '--', 'true']);
-    expect(plain.code, describeResult('holdfast run -- true', plain)).toBe(0);
+  test.skipIf(redis.url === null)(
+    'the installed CLI runs a command under a Redis lock, and inspect shows the holder meanwhile',
+    async () => {
+      const holdfast = join(esmApp.dir, 'node_modules', '.bin', 'holdfast');
+      const cli = (args: string[]) => runCommand(holdfast, args, { cwd: esmApp.dir, timeoutMs: 60_000, env: cleanEnv() });
+      const key = `packaged-cli/${process.pid}`;
+      const plain = await cli(['run', '--backend', redis.url!, key, '--', 'true']);
+      expect(plain.code, describeResult('holdfast run -- true', plain)).toBe(0);
 
-    const nested = await cli(['run', '--backend', redis.url!, key, '--', holdfast, 'inspect', '--json', '--backend', redis.url!, key]);
-    expect(nested.code, describeResult('holdfast run -- holdfast inspect', nested)).toBe(0);
-    const held = JSON.parse(nested.stdout) as { key?: string; owner?: string } | null;
-    expect(held?.key, `inspect during run: ${nested.stdout}`).toBe(key);
+      const nested = await cli(['run', '--backend', redis.url!, key, '--', holdfast, 'inspect', '--json', '--backend', redis.url!, key]);
+      expect(nested.code, describeResult('holdfast run -- holdfast inspect', nested)).toBe(0);
+      const held = JSON.parse(nested.stdout) as { key?: string; owner?: string } | null;
+      expect(held?.key, `inspect during run: ${nested.stdout}`).toBe(key);
 
-    const after = await cli(['inspect', '--json', '--backend', redis.url!, key]);
-    expect(after.code, describeResult('holdfast inspect', after)).toBe(0);
-    expect(after.stdout.trim()).toBe('null');
-  });
+      const after = await cli(['inspect', '--json', '--backend', redis.url!, key]);
+      expect(after.code, describeResult('holdfast inspect', after)).toBe(0);
+      expect(after.stdout.trim()).toBe('null');
+    },
+  );
 });

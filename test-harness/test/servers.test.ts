@@ -2,7 +2,7 @@
 // server the adapters target. With HOLDFAST_REQUIRE_BACKENDS=all a missing server fails the run.
 import { MongoClient, MongoServerError } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startConsulCluster, startRedisSet, type ConsulCluster, type RedisSet } from '../src/servers/index.js';
+import { type ConsulCluster, type RedisSet, startConsulCluster, startRedisSet } from '../src/servers/index.js';
 import { redisPing } from '../src/servers/probes.js';
 import { needLocalBinary, useBackend } from '../src/servers/vitest.js';
 import { pollUntil } from '../src/servers/wait.js';

@@ -18,7 +18,11 @@ async function withStore(check: (store: FencedStore) => void): Promise<void> {
 describe('the soak fenced store', () => {
   test('holders one after another: no overlap, every write accepted', () =>
     withStore((store) => {
-      for (const [worker, token] of [[0, 1], [1, 2], [0, 3]] as const) {
+      for (const [worker, token] of [
+        [0, 1],
+        [1, 2],
+        [0, 3],
+      ] as const) {
         expect(store.handle(request('begin', worker, token, token)).ok).toBe(true);
         expect(store.handle(request('write', worker, token, token)).ok).toBe(true);
         store.handle(request('end', worker, token, token));

@@ -33,19 +33,16 @@ function faultResultsFor(defect: LineDefect): AssertionResult[] {
 describe('the fault cases against a cross-process lock with planted defects', () => {
   beforeAll(async () => {
     results = await runNestedVitest(
-      [
-        '--config',
-        'test/fixtures/cross-process/vitest.config.ts',
-        '--testNamePattern',
-        SELECTED.source,
-      ],
+      ['--config', 'test/fixtures/cross-process/vitest.config.ts', '--testNamePattern', SELECTED.source],
       NESTED_RUN_MS,
     );
   }, NESTED_RUN_MS + 10_000);
 
   test('the defect-free control passes every fault case', () => {
     const control = faultResultsFor('none');
-    expect(control.filter((result) => result.status === 'passed').length, 'fault cases the control ran and passed').toBeGreaterThanOrEqual(10);
+    expect(control.filter((result) => result.status === 'passed').length, 'fault cases the control ran and passed').toBeGreaterThanOrEqual(
+      10,
+    );
     expect(control.filter((result) => result.status !== 'passed').map((result) => `${result.status}: ${result.title}`)).toEqual([]);
   });
 
@@ -53,6 +50,9 @@ describe('the fault cases against a cross-process lock with planted defects', ()
     const ran = faultResultsFor(defect as LineDefect);
     expect(ran.length, `no fault results for ${defect}`).toBeGreaterThanOrEqual(10);
     const failed = ran.filter((result) => result.status === 'failed').map((result) => result.title);
-    expect(failed.some((title) => title.startsWith(caseTitle)), `failed cases: ${failed.join(' | ')}`).toBe(true);
+    expect(
+      failed.some((title) => title.startsWith(caseTitle)),
+      `failed cases: ${failed.join(' | ')}`,
+    ).toBe(true);
   });
 });

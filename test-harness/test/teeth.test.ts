@@ -40,11 +40,14 @@ describe('the conformance suite against deliberately broken providers', () => {
     expect(failed.map((result) => `${result.title}: ${result.failureMessages[0]?.split('\n')[0]}`)).toEqual([]);
   });
 
-  test.each(CATALOGUE.map((planted) => [suiteName(planted), planted.fails, planted.what] as const))('%s fails case %s (%s)', (suite, caseNumber) => {
-    const ran = resultsFor(suite);
-    expect(ran.length, `no results for ${suite}`).toBeGreaterThan(0);
-    const target = ran.filter((result) => result.title.startsWith(caseNumber));
-    expect(target.length, `no case "${caseNumber}" in ${suite}`).toBe(1);
-    expect(target[0]!.status, `case "${target[0]!.title}" did not catch ${suite}`).toBe('failed');
-  });
+  test.each(CATALOGUE.map((planted) => [suiteName(planted), planted.fails, planted.what] as const))(
+    '%s fails case %s (%s)',
+    (suite, caseNumber) => {
+      const ran = resultsFor(suite);
+      expect(ran.length, `no results for ${suite}`).toBeGreaterThan(0);
+      const target = ran.filter((result) => result.title.startsWith(caseNumber));
+      expect(target.length, `no case "${caseNumber}" in ${suite}`).toBe(1);
+      expect(target[0]!.status, `case "${target[0]!.title}" did not catch ${suite}`).toBe('failed');
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { type AdapterModule, type LockProvider, configuredUrl, createLockProvider } from '@holdfast/core';
+import { type AdapterModule, configuredUrl, createLockProvider, type LockProvider } from '@holdfast/core';
 import { UsageError } from './usage.js';
 
 /**

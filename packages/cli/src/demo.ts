@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ErrorCode, type LockProvider, isHoldfastError, redactUrl } from '@holdfast/core';
+import { ErrorCode, isHoldfastError, type LockProvider, redactUrl } from '@holdfast/core';
 import { backendUrl, openProvider } from './backends.js';
 import { FencedStore } from './fenced-store.js';
 import { parsingFlags, positiveIntegerFlag } from './options.js';
@@ -24,12 +24,17 @@ interface KeyStats {
  */
 export async function demo(args: string[]): Promise<number> {
   const { values } = parsingFlags(() =>
-    parseArgs({ args, allowPositionals: true, strict: true, options: {
-    backend: { type: 'string' },
-    workers: { type: 'string' },
-    keys: { type: 'string' },
-    seconds: { type: 'string' },
-  } }),
+    parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        backend: { type: 'string' },
+        workers: { type: 'string' },
+        keys: { type: 'string' },
+        seconds: { type: 'string' },
+      },
+    }),
   );
   // A demo of contention inside one process: the in-process backend is its natural default.
   const url = backendUrl(values.backend, 'memory:');
@@ -95,7 +100,16 @@ function nullOnTimeout(error: unknown): null {
 }
 
 function newStats(): KeyStats {
-  return { acquisitions: 0, waits: [], handoffs: [], minToken: undefined, maxToken: undefined, violations: 0, releasedAt: -Infinity, waitingSince: [] };
+  return {
+    acquisitions: 0,
+    waits: [],
+    handoffs: [],
+    minToken: undefined,
+    maxToken: undefined,
+    violations: 0,
+    releasedAt: -Infinity,
+    waitingSince: [],
+  };
 }
 
 function summary(stats: Map<string, KeyStats>): string {
@@ -117,7 +131,9 @@ function startProgress(stats: Map<string, KeyStats>, started: number, seconds: n
   const timer = setInterval(() => {
     const total = [...stats.values()].reduce((sum, entry) => sum + entry.acquisitions, 0);
     const elapsed = (performance.now() - started) / 1000;
-    process.stdout.write(`\r  ${elapsed.toFixed(1)}/${seconds}s  ${total} acquisitions  ${Math.round(total / Math.max(elapsed, 0.001))}/s   `);
+    process.stdout.write(
+      `\r  ${elapsed.toFixed(1)}/${seconds}s  ${total} acquisitions  ${Math.round(total / Math.max(elapsed, 0.001))}/s   `,
+    );
   }, 200);
   return {
     stop: () => {

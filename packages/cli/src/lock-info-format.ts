@@ -2,7 +2,12 @@ import type { LockInfo } from '@holdfast/core';
 
 /** A LockInfo as JSON: dates as ISO strings, the token as a decimal string (JSON has no bigint). */
 export function lockInfoJson(info: LockInfo): Record<string, unknown> {
-  return { ...info, token: info.token.toString(), acquiredAt: info.acquiredAt.toISOString(), expiresAt: info.expiresAt?.toISOString() ?? null };
+  return {
+    ...info,
+    token: info.token.toString(),
+    acquiredAt: info.acquiredAt.toISOString(),
+    expiresAt: info.expiresAt?.toISOString() ?? null,
+  };
 }
 
 /** `inspect`'s block for one key: holder, reason, since, expiry, token and the backend's details. */
@@ -26,6 +31,7 @@ export function lockTable(infos: readonly LockInfo[]): string {
   const rows = infos.map((info) => [info.key, info.owner, String(info.token), info.expiresAt?.toISOString() ?? '-', info.reason ?? '-']);
   const header = ['KEY', 'HOLDER', 'TOKEN', 'EXPIRES', 'REASON'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
 }

@@ -1,11 +1,11 @@
 import { redactUrl } from '@holdfast/core';
+import { COMMAND_HELP } from './command-help.js';
 import { demo } from './demo.js';
 import { inspect } from './inspect.js';
 import { list } from './list.js';
 import { release } from './release.js';
 import { run } from './run.js';
-import { COMMAND_HELP } from './command-help.js';
-import { EXIT, USAGE, UsageError, exitCodeFor } from './usage.js';
+import { EXIT, exitCodeFor, USAGE, UsageError } from './usage.js';
 import { VERSION } from './version.js';
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect, list, release };

@@ -1,11 +1,11 @@
-import { parseArgs } from 'node:util';
-import { constants } from 'node:os';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { constants } from 'node:os';
+import { parseArgs } from 'node:util';
 import { CHANNELS, ErrorCode, type Lock, type LockEvent, type LockProvider } from '@holdfast/core';
 import { backendUrl, openProvider } from './backends.js';
 import { durationFlag, parsingFlags } from './options.js';
 import { SupervisedCommand } from './supervised-command.js';
-import { EXIT, UsageError, exitCodeFor } from './usage.js';
+import { EXIT, exitCodeFor, UsageError } from './usage.js';
 
 /**
  * `holdfast run <key> -- <command...>`, like `consul lock`: the command runs only while the lock is
@@ -14,22 +14,28 @@ import { EXIT, UsageError, exitCodeFor } from './usage.js';
  */
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsingFlags(() =>
-    parseArgs({ args, allowPositionals: true, strict: true, options: {
-    backend: { type: 'string' },
-    wait: { type: 'string' },
-    ttl: { type: 'string' },
-    grace: { type: 'string' },
-    reason: { type: 'string' },
-    shell: { type: 'boolean' },
-    'conflict-exit-code': { type: 'string' },
-    verbose: { type: 'boolean', short: 'v' },
-    quiet: { type: 'boolean', short: 'q' },
-  } }),
+    parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        backend: { type: 'string' },
+        wait: { type: 'string' },
+        ttl: { type: 'string' },
+        grace: { type: 'string' },
+        reason: { type: 'string' },
+        shell: { type: 'boolean' },
+        'conflict-exit-code': { type: 'string' },
+        verbose: { type: 'boolean', short: 'v' },
+        quiet: { type: 'boolean', short: 'q' },
+      },
+    }),
   );
   const [key, ...words] = positionals;
   if (!key) throw new UsageError('run needs a key');
   if (words.length === 0) throw new UsageError('run needs a command after the key (holdfast run <key> -- <command...>)');
-  if (values.shell && words.length !== 1) throw new UsageError('--shell takes the command as one string: holdfast run --shell <key> -- "a && b"');
+  if (values.shell && words.length !== 1)
+    throw new UsageError('--shell takes the command as one string: holdfast run --shell <key> -- "a && b"');
   const command = values.shell ? ['/bin/sh', '-c', words[0]!] : words;
   const conflictExitCode = exitCodeFlag(values['conflict-exit-code']);
   const say = values.quiet ? () => undefined : (line: string) => console.error(`holdfast: ${line}`);
@@ -79,7 +85,8 @@ function announceWaiting(
       return;
     }
     void provider.inspect(key).then(
-      (holder) => say(`waiting for lock "${key}"${limit}${holder ? `, held by ${holder.owner} since ${holder.acquiredAt.toISOString()}` : ''}`),
+      (holder) =>
+        say(`waiting for lock "${key}"${limit}${holder ? `, held by ${holder.owner} since ${holder.acquiredAt.toISOString()}` : ''}`),
       () => say(`waiting for lock "${key}"${limit}`),
     );
   };

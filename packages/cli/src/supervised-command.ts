@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 
 // Under the test runner this module is TypeScript source; the watchdog then runs from the build.
-const WATCHDOG = import.meta.url.endsWith('.ts') ? new URL('../dist/watchdog.js', import.meta.url) : new URL('./watchdog.js', import.meta.url);
+const WATCHDOG = import.meta.url.endsWith('.ts')
+  ? new URL('../dist/watchdog.js', import.meta.url)
+  : new URL('./watchdog.js', import.meta.url);
 
 export type CommandEnd = { code: number | null; signal: NodeJS.Signals | null } | { error: string };
 
@@ -17,11 +19,10 @@ export class SupervisedCommand {
   private readonly control: Writable;
 
   constructor(command: string[], env: NodeJS.ProcessEnv, graceMs: number) {
-    const watchdog = spawn(
-      process.execPath,
-      [fileURLToPath(WATCHDOG), String(graceMs), ...command],
-      { stdio: ['inherit', 'inherit', 'inherit', 'pipe'], env },
-    );
+    const watchdog = spawn(process.execPath, [fileURLToPath(WATCHDOG), String(graceMs), ...command], {
+      stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+      env,
+    });
     const pipe = watchdog.stdio[3] as unknown as Readable & Writable;
     this.control = pipe;
     pipe.on('error', () => undefined);

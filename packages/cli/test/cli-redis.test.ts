@@ -1,11 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { randomBytes } from 'node:crypto';
 import { createLockProvider } from '@holdfast/core';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -25,7 +25,9 @@ describe.skipIf(!redis.url)(`holdfast CLI across processes (${redis.label})`, ()
     const key = `cli-test/${randomBytes(4).toString('hex')}`;
     const journal = join(scratch, 'journal');
     const critical = `echo "start $$" >> ${journal}; sleep 0.5; echo "end $$" >> ${journal}`;
-    const runs = Array.from({ length: 3 }, () => holdfast(['run', '--backend', redis.url!, '--wait', '20s', key, '--', 'sh', '-c', critical]));
+    const runs = Array.from({ length: 3 }, () =>
+      holdfast(['run', '--backend', redis.url!, '--wait', '20s', key, '--', 'sh', '-c', critical]),
+    );
     expect(await Promise.all(runs)).toEqual([0, 0, 0]);
     const lines = readFileSync(journal, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(6);
@@ -37,9 +39,13 @@ describe.skipIf(!redis.url)(`holdfast CLI across processes (${redis.label})`, ()
 
   test('run exits 75 while another process holds the key; inspect shows that holder', async () => {
     const key = `cli-test/${randomBytes(4).toString('hex')}`;
-    const holder = spawn(process.execPath, [BIN, 'run', '--backend', redis.url!, '--reason', 'long job', key, '--', 'sh', '-c', 'echo held; sleep 30'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const holder = spawn(
+      process.execPath,
+      [BIN, 'run', '--backend', redis.url!, '--reason', 'long job', key, '--', 'sh', '-c', 'echo held; sleep 30'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     try {
       await once(holder.stdout!, 'data');
       expect(await holdfast(['run', '--backend', redis.url!, '--wait', '300ms', key, '--', 'true'])).toBe(75);
@@ -60,7 +66,8 @@ describe.skipIf(!redis.url)(`holdfast CLI across processes (${redis.label})`, ()
       const first = await locks.tryAcquire(`${prefix}a`, { reason: 'listed' });
       const second = await locks.tryAcquire(`${prefix}b`);
       await (await locks.tryAcquire(`${prefix}released`))!.release();
-      const run = (args: string[]) => promisify(execFile)(process.execPath, [BIN, 'list', '--backend', redis.url!, ...args], { timeout: 20_000 });
+      const run = (args: string[]) =>
+        promisify(execFile)(process.execPath, [BIN, 'list', '--backend', redis.url!, ...args], { timeout: 20_000 });
       const listed = JSON.parse((await run(['--json', prefix])).stdout) as { key: string; owner: string; token: string; reason?: string }[];
       expect(listed.map((info) => info.key)).toEqual([`${prefix}a`, `${prefix}b`]);
       expect(listed.map((info) => info.owner)).toEqual([locks.owner, locks.owner]);

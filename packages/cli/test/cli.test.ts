@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createLockProvider } from '@holdfast/core';
 import { within } from '@holdfast/test-harness/helpers';
 import { describe, expect, test } from 'vitest';
@@ -31,7 +31,16 @@ describe('holdfast CLI', () => {
   });
 
   test('run passes the key and token to the command and exits with its code', async () => {
-    const result = await cli(['run', '--backend', 'memory:', 'cli-test/env', '--', 'sh', '-c', 'echo "$HOLDFAST_LOCK_KEY:$HOLDFAST_LOCK_TOKEN"; exit 7']);
+    const result = await cli([
+      'run',
+      '--backend',
+      'memory:',
+      'cli-test/env',
+      '--',
+      'sh',
+      '-c',
+      'echo "$HOLDFAST_LOCK_KEY:$HOLDFAST_LOCK_TOKEN"; exit 7',
+    ]);
     expect(result.code).toBe(7);
     expect(result.stdout.trim()).toBe('cli-test/env:1');
   });
@@ -97,14 +106,24 @@ describe('holdfast CLI', () => {
   });
 
   test('the command does not outlive a runner killed with SIGKILL', async () => {
-    const runner = spawn(process.execPath, [BIN, 'run', '--backend', 'memory:', '--grace', '1s', 'cli-test/orphan', '--', 'sh', '-c', 'echo $$; exec sleep 30'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const runner = spawn(
+      process.execPath,
+      [BIN, 'run', '--backend', 'memory:', '--grace', '1s', 'cli-test/orphan', '--', 'sh', '-c', 'echo $$; exec sleep 30'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const [chunk] = (await within(once(runner.stdout!, 'data'), 5000, 'the command starts')) as [Buffer];
     const commandPid = Number(chunk.toString().trim());
     expect(alive(commandPid)).toBe(true);
     runner.kill('SIGKILL');
-    await expect.poll(() => alive(commandPid), { timeout: 3000, interval: 20, message: 'the command was still running 3 s after its runner was killed' }).toBe(false);
+    await expect
+      .poll(() => alive(commandPid), {
+        timeout: 3000,
+        interval: 20,
+        message: 'the command was still running 3 s after its runner was killed',
+      })
+      .toBe(false);
   });
 
   test('run exits 75 when the lock stays held elsewhere past --wait', async () => {
@@ -146,7 +165,9 @@ describe('holdfast CLI', () => {
       const original = console.error;
       console.error = (line: string) => void errors.push(line);
       try {
-        expect(await main(['run', '--backend', 'memory:', '--wait', '100ms', '--conflict-exit-code', '9', 'cli-test/conflict', '--', 'true'])).toBe(9);
+        expect(
+          await main(['run', '--backend', 'memory:', '--wait', '100ms', '--conflict-exit-code', '9', 'cli-test/conflict', '--', 'true']),
+        ).toBe(9);
         expect(errors.join('\n')).toMatch(/waiting for lock "cli-test\/conflict" for up to 100 ms/);
         errors.length = 0;
         expect(await main(['run', '--backend', 'memory:', '--quiet', '--wait', '100ms', 'cli-test/conflict', '--', 'true'])).toBe(75);

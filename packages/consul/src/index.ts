@@ -1,5 +1,5 @@
 import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
-import { createProvider, providerOptions, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { COMMON_PROVIDER_OPTION_NAMES, createProvider, providerOptions } from '@holdfast/core/backend';
 import { ConsulBackend } from './backend.js';
 import { type ConsulLockOptions, resolveOptions } from './options.js';
 import { optionsFromUrl } from './url-options.js';

@@ -1,6 +1,6 @@
-import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
+import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
 // Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
-import { checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */

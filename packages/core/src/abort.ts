@@ -58,7 +58,11 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): { con
  * work itself goes on (a request already sent cannot be taken back); its outcome is then ignored,
  * so whoever abandons a grant this way must free it once `work` has settled.
  */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, toError: (reason: unknown) => unknown = (reason) => reason): Promise<T> {
+export function untilAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  toError: (reason: unknown) => unknown = (reason) => reason,
+): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) {
     work.catch(() => undefined);

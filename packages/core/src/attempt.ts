@@ -1,4 +1,4 @@
-import { type BackendGrant, type Busy, type GrantRequest, type SlotRequest, busy } from './backend.js';
+import { type BackendGrant, type Busy, busy, type GrantRequest, type SlotRequest } from './backend.js';
 import type { HeldLock } from './held-lock.js';
 import { newLockId } from './identity.js';
 import type { ValidatedAcquire } from './validation.js';

@@ -1,23 +1,35 @@
 /** For adapter authors: the primitives an adapter implements and the helpers core lends them. */
-export type { BackendGrant, Busy, CallContext, Extension, Granted, GrantOutcome, GrantRequest, LockBackend, SlotRequest, WaitOptions } from './backend.js';
+
+export { linkedController, pause, sleep, untilAborted } from './abort.js';
+export type {
+  BackendGrant,
+  Busy,
+  CallContext,
+  Extension,
+  Granted,
+  GrantOutcome,
+  GrantRequest,
+  LockBackend,
+  SlotRequest,
+  WaitOptions,
+} from './backend.js';
 export { busy, granted, NOT_HELD, stillHeld } from './backend.js';
-export { WaitList } from './wait-list.js';
-export type { WaitListOptions } from './wait-list.js';
-export { createProvider, providerOptions } from './provider.js';
-export type { ProviderOptions } from './provider.js';
-export { COMMON_PROVIDER_OPTION_NAMES } from './provider-options.js';
-export { pause, sleep, linkedController, untilAborted } from './abort.js';
-export { TimerHeap } from './timer-heap.js';
-export type { ScheduledTask } from './timer-heap.js';
-export { toBackendError } from './wrap-backend-error.js';
-export { validateTtl } from './validation.js';
 export { DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
-export { checkOptionNames } from './option-names.js';
 export type { OptionNames } from './option-names.js';
+export { checkOptionNames } from './option-names.js';
+export type { ProviderOptions } from './provider.js';
+export { createProvider, providerOptions } from './provider.js';
+export { COMMON_PROVIDER_OPTION_NAMES } from './provider-options.js';
 export { safetyDeadline, safetyMargin } from './renewal-policy.js';
+export type { ScheduledTask } from './timer-heap.js';
+export { TimerHeap } from './timer-heap.js';
+export { validateTtl } from './validation.js';
+export type { WaitListOptions } from './wait-list.js';
+export { WaitList } from './wait-list.js';
+export { toBackendError } from './wrap-backend-error.js';
 /** The longest lease an adapter offers when its server sets no lower limit: 7 days. */
 export const MAX_TTL_MS = 7 * 24 * 3_600_000;
-export { adapterUrl } from './url-parameters.js';
-export type { AdapterUrlSpec, UrlParameterKind } from './url-parameters.js';
-export { ExtendBatcher, extendId } from './extend-batcher.js';
 export type { ExtendItem } from './extend-batcher.js';
+export { ExtendBatcher, extendId } from './extend-batcher.js';
+export type { AdapterUrlSpec, UrlParameterKind } from './url-parameters.js';
+export { adapterUrl } from './url-parameters.js';

@@ -1,6 +1,6 @@
 import { linkedController, sleep } from './abort.js';
 import { InvalidArgumentError, LeaderWorkError, LeaderWorkOverrunError, ProviderClosedError } from './errors.js';
-import type { ElectOptions, Election, Leadership, Lock, LockProvider } from './types.js';
+import type { Election, ElectOptions, Leadership, Lock, LockProvider } from './types.js';
 import { validateKey } from './validation.js';
 
 const DEFAULT_GRACE_MS = 5000;
@@ -31,11 +31,13 @@ export class CampaigningElection implements Election {
   ) {
     validateKey(key);
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'expected an AbortSignal');
     if (typeof work !== 'function') throw new InvalidArgumentError('work', 'expected a function (leadership) => Promise');
     this.graceMs = nonNegativeMs(options.graceMs, 'graceMs', DEFAULT_GRACE_MS);
     this.retryDelayMs = nonNegativeMs(options.retryDelayMs, 'retryDelayMs', DEFAULT_RETRY_DELAY_MS);
-    if (options.onError !== undefined && typeof options.onError !== 'function') throw new InvalidArgumentError('onError', 'expected a function');
+    if (options.onError !== undefined && typeof options.onError !== 'function')
+      throw new InvalidArgumentError('onError', 'expected a function');
     const { dispose } = linkedTo(this.stopping, options.signal);
     this.done = this.campaign().finally(dispose);
   }

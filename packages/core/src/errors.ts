@@ -41,21 +41,31 @@ export class HoldfastError extends Error {
 
 /** acquire() waited `waitMs` and the key stayed busy. */
 export class LockTimeoutError extends HoldfastError {
-  constructor(readonly key: string, readonly waitMs: number) {
+  constructor(
+    readonly key: string,
+    readonly waitMs: number,
+  ) {
     super(ErrorCode.Timeout, `timed out after ${waitMs} ms waiting for lock "${key}"`);
   }
 }
 
 /** The caller's AbortSignal cancelled a waiting acquire. */
 export class LockAbortedError extends HoldfastError {
-  constructor(readonly key: string, cause?: unknown) {
+  constructor(
+    readonly key: string,
+    cause?: unknown,
+  ) {
     super(ErrorCode.Aborted, `acquire of lock "${key}" was aborted`, { cause });
   }
 }
 
 /** The lock was lost: renewal failed, expired, taken over or deleted externally. */
 export class LockLostError extends HoldfastError {
-  constructor(readonly key: string, detail: string, cause?: unknown) {
+  constructor(
+    readonly key: string,
+    detail: string,
+    cause?: unknown,
+  ) {
     super(ErrorCode.Lost, `lock "${key}" was lost: ${detail}`, { cause });
   }
 }
@@ -69,27 +79,40 @@ export class LockReleasedError extends HoldfastError {
 
 /** An operation needed the lock to be held by this handle and it is not. */
 export class LockNotHeldError extends HoldfastError {
-  constructor(readonly key: string, detail = 'not held by this handle') {
+  constructor(
+    readonly key: string,
+    detail = 'not held by this handle',
+  ) {
     super(ErrorCode.NotHeld, `lock "${key}": ${detail}`);
   }
 }
 
 /** The key exists in the backend but is used by another kind of lock (or another limit). */
 export class LockConflictError extends HoldfastError {
-  constructor(readonly key: string, detail: string) {
+  constructor(
+    readonly key: string,
+    detail: string,
+  ) {
     super(ErrorCode.Conflict, `lock "${key}": ${detail}`);
   }
 }
 
 export class InvalidArgumentError extends HoldfastError {
-  constructor(readonly argument: string, detail: string) {
+  constructor(
+    readonly argument: string,
+    detail: string,
+  ) {
     super(ErrorCode.InvalidArgument, `invalid ${argument}: ${detail}`);
   }
 }
 
 /** The backend failed (unreachable, refused, quorum not reached). Never means "busy". */
 export class BackendError extends HoldfastError {
-  constructor(readonly backend: string, detail: string, cause?: unknown) {
+  constructor(
+    readonly backend: string,
+    detail: string,
+    cause?: unknown,
+  ) {
     super(ErrorCode.Backend, `${backend} backend failed: ${detail}`, { cause });
   }
 }
@@ -123,8 +146,13 @@ export function isHoldfastError(value: unknown, code?: ErrorCode): value is Hold
 
 /** An election's leader work threw; the term ended (the lock was released) and the election campaigns again. */
 export class LeaderWorkError extends HoldfastError {
-  constructor(readonly key: string, cause: unknown) {
-    super(ErrorCode.LeaderWorkFailed, `the leader work for "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  constructor(
+    readonly key: string,
+    cause: unknown,
+  ) {
+    super(ErrorCode.LeaderWorkFailed, `the leader work for "${key}" failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -133,14 +161,24 @@ export class LeaderWorkError extends HoldfastError {
  * resigned). This instance stays out of the election until the work returns.
  */
 export class LeaderWorkOverrunError extends HoldfastError {
-  constructor(readonly key: string, readonly graceMs: number) {
-    super(ErrorCode.LeaderWorkOverran, `the leader work for "${key}" ignored its signal for ${graceMs} ms after leadership ended; not campaigning until it returns`);
+  constructor(
+    readonly key: string,
+    readonly graceMs: number,
+  ) {
+    super(
+      ErrorCode.LeaderWorkOverran,
+      `the leader work for "${key}" ignored its signal for ${graceMs} ms after leadership ended; not campaigning until it returns`,
+    );
   }
 }
 
 /** The backend cannot do what was asked (a semaphore on a backend without them); nothing was sent to it. */
 export class UnsupportedError extends HoldfastError {
-  constructor(readonly backend: string, readonly feature: string, reason: string) {
+  constructor(
+    readonly backend: string,
+    readonly feature: string,
+    reason: string,
+  ) {
     super(ErrorCode.Unsupported, `the ${backend} backend has no ${feature}: ${reason}`);
   }
 }

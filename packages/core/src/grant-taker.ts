@@ -1,8 +1,8 @@
 import { sleep } from './abort.js';
+import { type Attempt, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
 import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import type { BackgroundWork } from './background-work.js';
-import { type Attempt, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
 import { CHANNELS, publish } from './diagnostics.js';
 import { BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
 import { safetyDeadline } from './renewal-policy.js';
@@ -51,7 +51,10 @@ export class GrantTaker {
       // the lock may already be someone else's. Never hand it out; a waiting acquire tries again.
       this.background.release(grant);
       renewLockId(attempt);
-      throw new BackendError(this.backend.name, 'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released');
+      throw new BackendError(
+        this.backend.name,
+        'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released',
+      );
     }
     return grant;
   }

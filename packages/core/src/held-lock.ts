@@ -1,11 +1,11 @@
 import type { BackendGrant, Extension, GrantRequest } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
+import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
 import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock, LockInfo } from './types.js';
-import { type TtlPolicy, effectiveTtl } from './validation.js';
-import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
+import { effectiveTtl, type TtlPolicy } from './validation.js';
 
 type State = 'held' | 'lost' | 'released';
 
@@ -152,7 +152,14 @@ export class HeldLock implements Lock, ScheduledTask {
 
   /** What list() would say about this lock, from this process's own knowledge. */
   info(): LockInfo {
-    return { key: this.key, owner: this.owner, reason: this.reason, acquiredAt: this.acquiredAt, expiresAt: this.expiresAt, token: this.token };
+    return {
+      key: this.key,
+      owner: this.owner,
+      reason: this.reason,
+      acquiredAt: this.acquiredAt,
+      expiresAt: this.expiresAt,
+      token: this.token,
+    };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from './errors.js';
 import type { Logger } from './diagnostics.js';
+import { InvalidArgumentError } from './errors.js';
 import type { TtlPolicy } from './validation.js';
 
 export const DEFAULT_POLL_INTERVAL_MS = 250;

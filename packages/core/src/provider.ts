@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { linkedController } from './abort.js';
-import { type Attempt, NOTHING_YET, leaseStartOf, newAttempt } from './attempt.js';
+import { type Attempt, leaseStartOf, NOTHING_YET, newAttempt } from './attempt.js';
 import type { BackendGrant, LockBackend } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import { BackgroundWork } from './background-work.js';
@@ -11,12 +11,29 @@ import { GrantTaker } from './grant-taker.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import { defaultOwnerId } from './identity.js';
 import { observeHolder } from './observe.js';
-import { DEFAULT_CLOSE_TIMEOUT_MS, DEFAULT_POLL_INTERVAL_MS, type ProviderOptions, positiveMs, ttlPolicyOption } from './provider-options.js';
+import {
+  DEFAULT_CLOSE_TIMEOUT_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  type ProviderOptions,
+  positiveMs,
+  ttlPolicyOption,
+} from './provider-options.js';
 import { TimerHeap } from './timer-heap.js';
-import type { AcquireOptions, Capabilities, ElectOptions, Election, ListOptions, Lock, LockInfo, LockProvider, ObserveOptions, Semaphore } from './types.js';
+import type {
+  AcquireOptions,
+  Capabilities,
+  Election,
+  ElectOptions,
+  ListOptions,
+  Lock,
+  LockInfo,
+  LockProvider,
+  ObserveOptions,
+  Semaphore,
+} from './types.js';
 import { type TtlPolicy, validateAcquireOptions, validateKey, validateLimit, validateListOptions } from './validation.js';
 
-export { DEFAULT_CLOSE_TIMEOUT_MS, providerOptions, type ProviderOptions } from './provider-options.js';
+export { DEFAULT_CLOSE_TIMEOUT_MS, type ProviderOptions, providerOptions } from './provider-options.js';
 
 /** Even a close() that spent its budget on releases gives the adapter this long to drop its connections. */
 const MIN_CLOSE_SLICE_MS = 50;
@@ -163,7 +180,10 @@ class CoreLockProvider implements LockProvider {
 
   elect(key: string, work: LeaderWork, options: ElectOptions = {}): Election {
     this.assertOpen();
-    const report = options?.onError ?? ((error: Error) => this.logger?.warn({ backend: this.backend, owner: this.owner, key, error }, `holdfast: election for "${key}": ${error.message}`));
+    const report =
+      options?.onError ??
+      ((error: Error) =>
+        this.logger?.warn({ backend: this.backend, owner: this.owner, key, error }, `holdfast: election for "${key}": ${error.message}`));
     return new CampaigningElection(this, key, work, options, report);
   }
 
@@ -171,7 +191,8 @@ class CoreLockProvider implements LockProvider {
     this.assertOpen();
     validateKey(key);
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'expected an AbortSignal');
     return observeHolder({
       key,
       signal: options.signal,
@@ -242,5 +263,3 @@ class CoreLockProvider implements LockProvider {
 function byKey(a: LockInfo, b: LockInfo): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
-
-

@@ -36,7 +36,10 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
 
 /** One registry per process, shared by the ESM and CommonJS copies of core an app may load. */
 const REGISTRY = Symbol.for('holdfast.adapters');
-const registered: Map<string, AdapterModule> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<string, AdapterModule>;
+const registered: Map<string, AdapterModule> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<
+  string,
+  AdapterModule
+>;
 
 /**
  * Makes `scheme` (e.g. "etcd:") build providers with `adapter`, ahead of the built-in table. For
@@ -81,7 +84,10 @@ function checkOptionNames(options: CreateLockProviderOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
   const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
   if (unknown.length > 0) {
-    throw new InvalidArgumentError('options', `unknown option ${unknown.join(', ')}; backend settings go in options.adapter (see docs/options.md)`);
+    throw new InvalidArgumentError(
+      'options',
+      `unknown option ${unknown.join(', ')}; backend settings go in options.adapter (see docs/options.md)`,
+    );
   }
 }
 

@@ -40,14 +40,16 @@ export function validateLimit(limit: unknown): number {
 /** A listing prefix: '' (everything) or any string a key could start with. */
 export function validateListOptions(options: unknown): string {
   if (options === undefined) return '';
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', `expected an object, got ${describe(options)}`);
+  if (options === null || typeof options !== 'object')
+    throw new InvalidArgumentError('options', `expected an object, got ${describe(options)}`);
   for (const name of Object.keys(options)) {
     if (name !== 'prefix') throw new InvalidArgumentError(name, 'not a list() option; expected prefix');
   }
   const prefix = (options as { prefix?: unknown }).prefix;
   if (prefix === undefined || prefix === '') return '';
   if (typeof prefix !== 'string') throw new InvalidArgumentError('prefix', `expected a string, got ${describe(prefix)}`);
-  if (Buffer.byteLength(prefix, 'utf8') > MAX_KEY_BYTES) throw new InvalidArgumentError('prefix', `longer than ${MAX_KEY_BYTES} UTF-8 bytes`);
+  if (Buffer.byteLength(prefix, 'utf8') > MAX_KEY_BYTES)
+    throw new InvalidArgumentError('prefix', `longer than ${MAX_KEY_BYTES} UTF-8 bytes`);
   if (CONTROL_CHARACTERS.test(prefix)) throw new InvalidArgumentError('prefix', 'contains a control character');
   if (!prefix.isWellFormed()) throw new InvalidArgumentError('prefix', 'contains a lone surrogate');
   return prefix;

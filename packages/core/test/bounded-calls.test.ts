@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { createProvider } from '../src/backend-index.js';
-import { BackendError, ErrorCode, LockAbortedError, LockLostError, LockTimeoutError, isHoldfastError } from '../src/index.js';
+import { BackendError, ErrorCode, isHoldfastError, LockAbortedError, LockLostError, LockTimeoutError } from '../src/index.js';
 import { ScriptedBackend } from './fixtures/scripted-backend.js';
 
 /** Slack for timer and scheduling jitter on a loaded 2-core machine. */
@@ -74,7 +74,9 @@ describe('every backend call is bounded', () => {
     const outcome = await attempt;
     expect(outcome).toBeInstanceOf(BackendError);
     expect(String((outcome as Error).message)).toMatch(/after its lease had run out/);
-    await expect.poll(() => backend.holders.has('k'), { timeout: 1000, interval: 5, message: 'the stale grant was not released' }).toBe(false);
+    await expect
+      .poll(() => backend.holders.has('k'), { timeout: 1000, interval: 5, message: 'the stale grant was not released' })
+      .toBe(false);
     await provider.close();
   });
 
@@ -87,7 +89,9 @@ describe('every backend call is bounded', () => {
     const lock = await waiting;
     const holder = backend.holders.get('k');
     backend.heldBack[0]!();
-    await expect.poll(() => backend.releases.length, { timeout: 1000, interval: 5, message: 'the abandoned attempt was not released' }).toBe(1);
+    await expect
+      .poll(() => backend.releases.length, { timeout: 1000, interval: 5, message: 'the abandoned attempt was not released' })
+      .toBe(1);
     expect(backend.releases[0], 'the abandoned attempt and the grant shared a lockId').not.toBe(holder);
     expect(backend.holders.get('k'), "the late release freed the new holder's grant").toBe(holder);
     expect(await lock.isHeld()).toBe(true);
@@ -148,7 +152,11 @@ describe('a lost grant is let go of on the server', () => {
     expect(backend.holders.has('k'), 'the record is still there while the backend fails').toBe(true);
     backend.behaviour.release = 'normal';
     await expect
-      .poll(() => backend.holders.has('k'), { timeout: 2000, interval: 10, message: 'the lost grant was not released after the backend recovered' })
+      .poll(() => backend.holders.has('k'), {
+        timeout: 2000,
+        interval: 10,
+        message: 'the lost grant was not released after the backend recovered',
+      })
       .toBe(false);
     await provider.close();
   });
@@ -162,7 +170,11 @@ describe('an unconfirmed release is retried', () => {
     await expect(lock.release()).rejects.toBeInstanceOf(BackendError);
     backend.behaviour.release = 'normal';
     await expect
-      .poll(() => backend.holders.has('k'), { timeout: 2000, interval: 10, message: 'the record of an unconfirmed release was never freed' })
+      .poll(() => backend.holders.has('k'), {
+        timeout: 2000,
+        interval: 10,
+        message: 'the record of an unconfirmed release was never freed',
+      })
       .toBe(false);
     await provider.close();
   });

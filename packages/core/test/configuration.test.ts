@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, test } from 'vitest';
+import { createProvider } from '../src/backend-index.js';
 import {
+  createLockProvider,
   HoldfastError,
   InvalidArgumentError,
-  LockTimeoutError,
-  createLockProvider,
   isHoldfastError,
+  LockTimeoutError,
   redactUrl,
   registerAdapter,
   validateKey,
   withLock,
 } from '../src/index.js';
-import { createProvider } from '../src/backend-index.js';
 import { ScriptedBackend } from './fixtures/scripted-backend.js';
 
 const savedUrl = process.env.HOLDFAST_URL;

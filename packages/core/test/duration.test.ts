@@ -15,6 +15,9 @@ test.each([
   ['0s', 0],
 ])('parseDuration(%s) = %d', (text, ms) => expect(parseDuration(text)).toBe(ms));
 
-test.each(['', 'soon', '-1s', '5 minutes', '1y', 's', '1m 30s', '1m30', 'ms', '1e3s'])('parseDuration(%j) is an invalid argument', (text) => {
-  expect(() => parseDuration(text)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
-});
+test.each(['', 'soon', '-1s', '5 minutes', '1y', 's', '1m 30s', '1m30', 'ms', '1e3s'])(
+  'parseDuration(%j) is an invalid argument',
+  (text) => {
+    expect(() => parseDuration(text)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+  },
+);

@@ -1,10 +1,10 @@
-import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider, type CommonProviderOptions } from '@holdfast/core';
-import { createProvider, providerOptions, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { type CommonProviderOptions, type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
+import { COMMON_PROVIDER_OPTION_NAMES, createProvider, providerOptions } from '@holdfast/core/backend';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
 
-export { MemoryStore } from './memory-store.js';
 export { MEMORY_CAPABILITIES, MemoryBackend } from './memory-backend.js';
+export { MemoryStore } from './memory-store.js';
 
 export interface MemoryProviderOptions extends CommonProviderOptions {
   /** The store shared by providers that should see each other's locks. Default: the process-wide store. */
@@ -33,7 +33,8 @@ const OPTION_NAMES: readonly string[] = ['store', ...COMMON_PROVIDER_OPTION_NAME
 export function createMemoryProvider(options: MemoryProviderOptions = {}): LockProvider {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'expected an object');
   for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name)) throw new InvalidArgumentError(name, `not a memory option; expected one of ${OPTION_NAMES.join(', ')} (docs/options.md)`);
+    if (!OPTION_NAMES.includes(name))
+      throw new InvalidArgumentError(name, `not a memory option; expected one of ${OPTION_NAMES.join(', ')} (docs/options.md)`);
   }
   const backend = new MemoryBackend(options.store ?? sharedStore());
   return createProvider(backend, providerOptions(options));

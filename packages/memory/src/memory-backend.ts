@@ -1,5 +1,15 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import { type BackendGrant, type Busy, type GrantOutcome, type GrantRequest, type LockBackend, type SlotRequest, type WaitOptions, busy, granted } from '@holdfast/core/backend';
+import {
+  type BackendGrant,
+  type Busy,
+  busy,
+  type GrantOutcome,
+  type GrantRequest,
+  granted,
+  type LockBackend,
+  type SlotRequest,
+  type WaitOptions,
+} from '@holdfast/core/backend';
 import type { MemoryStore } from './memory-store.js';
 
 export const MEMORY_CAPABILITIES: Capabilities = Object.freeze({

@@ -1,6 +1,6 @@
 import type { LockInfo } from '@holdfast/core';
 import { LockConflictError } from '@holdfast/core';
-import { type BackendGrant, type Extension, NOT_HELD, type SlotRequest, TimerHeap, type WaitList, stillHeld } from '@holdfast/core/backend';
+import { type BackendGrant, type Extension, NOT_HELD, type SlotRequest, stillHeld, TimerHeap, type WaitList } from '@holdfast/core/backend';
 
 /** One held semaphore slot; held exactly while its key's slot set still contains it. */
 class Slot implements BackendGrant {
@@ -71,7 +71,15 @@ export class SlotTable {
     if (!set) return [];
     return [...set.slots].map((slot) => {
       const { owner, reason } = slot.request;
-      return { key, owner, reason, acquiredAt: slot.acquiredAt, expiresAt: slot.expiresAt, token: slot.token, details: { limit: set.limit } };
+      return {
+        key,
+        owner,
+        reason,
+        acquiredAt: slot.acquiredAt,
+        expiresAt: slot.expiresAt,
+        token: slot.token,
+        details: { limit: set.limit },
+      };
     });
   }
 

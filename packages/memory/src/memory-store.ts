@@ -1,6 +1,15 @@
 import type { LockInfo } from '@holdfast/core';
 import { LockConflictError } from '@holdfast/core';
-import { type BackendGrant, type Extension, type GrantRequest, NOT_HELD, type SlotRequest, TimerHeap, WaitList, stillHeld } from '@holdfast/core/backend';
+import {
+  type BackendGrant,
+  type Extension,
+  type GrantRequest,
+  NOT_HELD,
+  type SlotRequest,
+  stillHeld,
+  TimerHeap,
+  WaitList,
+} from '@holdfast/core/backend';
 import { SlotTable } from './memory-slots.js';
 
 /** One held lock. It is its own grant: held exactly while the store's entry for its key is this object. */

@@ -1,5 +1,5 @@
 import { defineConformanceSuite } from '@holdfast/test-harness';
-import { MemoryStore, createMemoryProvider } from '../src/index.js';
+import { createMemoryProvider, MemoryStore } from '../src/index.js';
 
 // One store shared by every provider instance: the instances stand for processes of one app.
 const store = new MemoryStore();

@@ -1,5 +1,5 @@
-import { Container } from 'typedi';
 import { LOCK_PROVIDER, registerLockProvider } from '@holdfast/core/typedi';
+import { Container } from 'typedi';
 import { afterEach, expect, test } from 'vitest';
 
 afterEach(async () => {

@@ -1,4 +1,4 @@
-import { ErrorCode, createLockProvider } from '@holdfast/core';
+import { createLockProvider, ErrorCode } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import { createMemoryProvider, MemoryStore } from '../src/index.js';
 
@@ -28,9 +28,18 @@ test('options the memory backend does not have are rejected, not ignored', async
 });
 
 test('createMemoryProvider: an unknown option is rejected; the provider-level ones are honoured', async () => {
-  expect(() => createMemoryProvider({ pollIntervalMs: 10 } as never)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/not a memory option/) }));
+  expect(() => createMemoryProvider({ pollIntervalMs: 10 } as never)).toThrow(
+    expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/not a memory option/) }),
+  );
   const logger = { warn: () => undefined };
-  const provider = createMemoryProvider({ store: new MemoryStore(), owner: 'me', callTimeoutMs: 100, closeTimeoutMs: 100, ttlBelowMinimum: 'reject', logger });
+  const provider = createMemoryProvider({
+    store: new MemoryStore(),
+    owner: 'me',
+    callTimeoutMs: 100,
+    closeTimeoutMs: 100,
+    ttlBelowMinimum: 'reject',
+    logger,
+  });
   try {
     expect(provider.owner).toBe('me');
     await expect(provider.tryAcquire('k', { ttlMs: 1 })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });

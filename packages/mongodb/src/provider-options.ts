@@ -33,11 +33,7 @@ export const ADAPTER_OPTIONS = [
   'port',
 ] as const;
 
-const PROVIDER_OPTIONS: readonly string[] = [
-  'url',
-  ...COMMON_PROVIDER_OPTION_NAMES,
-  ...ADAPTER_OPTIONS,
-];
+const PROVIDER_OPTIONS: readonly string[] = ['url', ...COMMON_PROVIDER_OPTION_NAMES, ...ADAPTER_OPTIONS];
 
 /** Refuses anything but an object of known option names (renamed ones by their new name). */
 export function checkProviderOptions(options: unknown): asserts options is MongoProviderOptions {

@@ -1,7 +1,6 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import type { GrantRequest } from '@holdfast/core/backend';
+import type { ExtendItem, GrantRequest } from '@holdfast/core/backend';
 import type { ResultSetHeader } from 'mysql2';
-import type { ExtendItem } from '@holdfast/core/backend';
 import { extendMany } from './extend-many.js';
 import { type KeyState, keyState } from './key-state.js';
 import type { Holder } from './key-watch.js';

@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
-import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
 import type { Pool } from 'mysql2';
 import type { Pool as PromisePool } from 'mysql2/promise';
 
@@ -24,12 +24,7 @@ export interface MysqlProviderOptions extends CommonProviderOptions {
 
 /** What `createLockProvider(url, { adapter })` may set: the rest comes from the URL or core. */
 export const ADAPTER_OPTIONS = ['table', 'createTables', 'pollIntervalMs', 'connectTimeoutMs'] as const;
-const PROVIDER_OPTIONS = [
-  'url',
-  'pool',
-  ...COMMON_PROVIDER_OPTION_NAMES,
-  ...ADAPTER_OPTIONS,
-] as const;
+const PROVIDER_OPTIONS = ['url', 'pool', ...COMMON_PROVIDER_OPTION_NAMES, ...ADAPTER_OPTIONS] as const;
 
 export type AdapterOptions = Pick<MysqlProviderOptions, (typeof ADAPTER_OPTIONS)[number]>;
 

@@ -1,9 +1,10 @@
 // Extensions of many plain locks in a few statements (extend-many.ts): two per 1,000 locks, each row
 // owner-checked, the answer read back. Rows are written by hand, so that the batch meets every kind
 // of row a renewal can find: held, lapsed, gone, taken over by another grant, asked twice.
+
+import { type ExtendItem, extendId } from '@holdfast/core/backend';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type ExtendItem, extendId } from '@holdfast/core/backend';
 import { LockTable } from '../src/lock-table.js';
 import { openPool } from '../src/pool.js';
 import { SchemaGuard } from '../src/schema-guard.js';

@@ -1,5 +1,5 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import { type ExtendItem, type GrantRequest, extendId } from '@holdfast/core/backend';
+import { type ExtendItem, extendId, type GrantRequest } from '@holdfast/core/backend';
 import { byKey, type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
 import { likePrefix, type Statements } from './statements.js';
 import type { TableQuery } from './table-query.js';

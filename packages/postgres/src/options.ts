@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
-import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
 import type { Pool } from 'pg';
 import { checkMode, type PostgresMode } from './url.js';
 
@@ -30,12 +30,7 @@ export interface PostgresProviderOptions extends CommonProviderOptions {
 /** What `createLockProvider(url, { adapter })` may set: the rest comes from the URL or core. */
 const ADAPTER_OPTIONS = ['mode', 'table', 'createTables', 'pollIntervalMs', 'connectTimeoutMs'] as const;
 
-const PROVIDER_OPTIONS = [
-  'url',
-  'pool',
-  ...COMMON_PROVIDER_OPTION_NAMES,
-  ...ADAPTER_OPTIONS,
-] as const;
+const PROVIDER_OPTIONS = ['url', 'pool', ...COMMON_PROVIDER_OPTION_NAMES, ...ADAPTER_OPTIONS] as const;
 
 type AdapterOptions = Pick<PostgresProviderOptions, (typeof ADAPTER_OPTIONS)[number]>;
 

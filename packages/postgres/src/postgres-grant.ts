@@ -1,5 +1,5 @@
-import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { ExtendItem } from '@holdfast/core/backend';
+import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { ReleaseListener } from './release-listener.js';
 
 /** The statements on one kind of grant, a plain lock's or a semaphore slot's: each checks key and lock id. */

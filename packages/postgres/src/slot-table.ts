@@ -1,6 +1,5 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import type { SlotRequest } from '@holdfast/core/backend';
-import type { ExtendItem } from '@holdfast/core/backend';
+import type { ExtendItem, SlotRequest } from '@holdfast/core/backend';
 import { extendArrays, extendedRows } from './lock-table.js';
 import { type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
 import type { SlotStatements } from './slot-statements.js';

@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type CommonProviderOptions } from '@holdfast/core';
-import { checkOptionNames, COMMON_PROVIDER_OPTION_NAMES } from '@holdfast/core/backend';
+import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
 import type { RedisOptions } from 'ioredis';
 
 export interface RedisProviderOptions extends CommonProviderOptions {
@@ -29,12 +29,7 @@ export interface RedisProviderOptions extends CommonProviderOptions {
 /** What `createLockProvider(url, { adapter })` may set for Redis: the rest comes from the URL or core. */
 const ADAPTER_OPTIONS = ['prefix', 'pollIntervalMs', 'commandTimeoutMs', 'connectTimeoutMs', 'driftFactor'] as const;
 
-const PROVIDER_OPTIONS = [
-  'url',
-  'nodes',
-  ...COMMON_PROVIDER_OPTION_NAMES,
-  ...ADAPTER_OPTIONS,
-] as const;
+const PROVIDER_OPTIONS = ['url', 'nodes', ...COMMON_PROVIDER_OPTION_NAMES, ...ADAPTER_OPTIONS] as const;
 
 /** Old names, refused by name so that a setting is never silently ignored. */
 const RENAMED: Readonly<Record<string, string>> = { safetyPollMs: 'pollIntervalMs' };

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { type TestContext, expect, test } from 'vitest';
-import { childScript } from '../faults/child-script.js';
 import { ErrorCode, type Semaphore } from '@holdfast/core';
+import { expect, type TestContext, test } from 'vitest';
+import { childScript } from '../faults/child-script.js';
 import { codeOf, elapsed } from '../helpers/index.js';
 import type { CaseFactory } from './suite-types.js';
 import { type CaseContext, skipBecause } from './support.js';
@@ -23,13 +23,24 @@ function skippedWithoutChild(c: CaseContext, t: TestContext): boolean {
 }
 
 /** Starts `script` in a child process on `key` and resolves with the first line it prints (what it did). */
-async function startChild(c: CaseContext, script: string, key: string, ttlMs: number, what: string, limit?: number): Promise<{ child: ChildProcess; line: string }> {
+async function startChild(
+  c: CaseContext,
+  script: string,
+  key: string,
+  ttlMs: number,
+  what: string,
+  limit?: number,
+): Promise<{ child: ChildProcess; line: string }> {
   const child = spawn(process.execPath, [childScript(script), JSON.stringify({ ...c.target.child, key, ttlMs, limit })], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
     const lines = createInterface({ input: child.stdout! });
-    const [line] = (await c.within(what, Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]), CHILD_START_MS)) as [string];
+    const [line] = (await c.within(
+      what,
+      Promise.race([once(lines, 'line'), once(child, 'exit').then(() => ['child exited'])]),
+      CHILD_START_MS,
+    )) as [string];
     return { child, line };
   } catch (error) {
     killIfRunning(child);
@@ -56,9 +67,15 @@ export function crashCases(cases: CaseFactory): void {
       await c.within('the killed child exits', once(child, 'exit'));
       const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
       const waitMs = bound + c.timing.slackMs * 2;
-      const taken = await c.within('the lock of a killed holder is freed', elapsed(() => observer.acquire(key, { waitMs })), waitMs + c.timing.slackMs);
+      const taken = await c.within(
+        'the lock of a killed holder is freed',
+        elapsed(() => observer.acquire(key, { waitMs })),
+        waitMs + c.timing.slackMs,
+      );
       expect(taken.ms, 'the lock of a killed holder was freed late').toBeLessThan(bound + c.timing.promptWakeMs);
-      expect(taken.value.token, 'the token after a crash is not above the crashed holder\'s').toBeGreaterThan(BigInt(line.slice('HELD '.length)));
+      expect(taken.value.token, "the token after a crash is not above the crashed holder's").toBeGreaterThan(
+        BigInt(line.slice('HELD '.length)),
+      );
     } finally {
       killIfRunning(child);
     }
@@ -85,9 +102,15 @@ export function crashCases(cases: CaseFactory): void {
       await c.within('the killed child exits', once(child, 'exit'));
       const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
       const waitMs = bound + c.timing.slackMs * 2;
-      const taken = await c.within('the slot of a killed holder is freed', elapsed(() => semaphore.acquire({ waitMs })), waitMs + c.timing.slackMs);
+      const taken = await c.within(
+        'the slot of a killed holder is freed',
+        elapsed(() => semaphore.acquire({ waitMs })),
+        waitMs + c.timing.slackMs,
+      );
       expect(taken.ms, 'the slot of a killed holder was freed late').toBeLessThan(bound + c.timing.promptWakeMs);
-      expect(taken.value.token, 'the token after a crash is not above the crashed holder\'s').toBeGreaterThan(BigInt(line.slice('HELD '.length)));
+      expect(taken.value.token, "the token after a crash is not above the crashed holder's").toBeGreaterThan(
+        BigInt(line.slice('HELD '.length)),
+      );
     } finally {
       killIfRunning(child);
     }
@@ -104,11 +127,15 @@ export function crashCases(cases: CaseFactory): void {
       const candidate = await c.provider();
       let ledAt = 0;
       let token = 0n;
-      const election = candidate.elect(key, async (leadership) => {
-        ledAt = Date.now();
-        token = leadership.token;
-        await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
-      }, { ttlMs });
+      const election = candidate.elect(
+        key,
+        async (leadership) => {
+          ledAt = Date.now();
+          token = leadership.token;
+          await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
+        },
+        { ttlMs },
+      );
       try {
         expect(election.leading, 'a second instance leads while the first one lives').toBe(false);
         child.kill('SIGKILL');
@@ -117,7 +144,7 @@ export function crashCases(cases: CaseFactory): void {
         const bound = ttlMs + c.timing.graceMs + c.timing.slackMs + c.timing.promptWakeMs;
         await c.until('another candidate leads after the leader was killed', () => ledAt > 0, bound + c.timing.slackMs);
         expect(ledAt - killedAt, 'the new leader took over late').toBeLessThan(bound);
-        expect(token, 'the new leader\'s token is not above the killed leader\'s').toBeGreaterThan(BigInt(line.slice('LEADING '.length)));
+        expect(token, "the new leader's token is not above the killed leader's").toBeGreaterThan(BigInt(line.slice('LEADING '.length)));
       } finally {
         await c.within('resign() returns', election.resign());
       }

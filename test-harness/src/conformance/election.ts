@@ -1,4 +1,4 @@
-import { ErrorCode, type Election, type Leadership, type LockInfo } from '@holdfast/core';
+import { type Election, ErrorCode, type Leadership, type LockInfo } from '@holdfast/core';
 import { expect, test } from 'vitest';
 import { codeOf } from '../helpers/index.js';
 import type { CaseFactory } from './suite-types.js';
@@ -15,7 +15,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 }
 
 export function electionCases(cases: CaseFactory): void {
-  test('53. one leader at a time: candidates on several instances never lead together; every term\'s token is above the last', async (t) => {
+  test("53. one leader at a time: candidates on several instances never lead together; every term's token is above the last", async (t) => {
     const c = cases(t);
     const instances = [await c.provider(), await c.provider(), await c.provider()];
     const key = c.key('leader');
@@ -45,13 +45,22 @@ export function electionCases(cases: CaseFactory): void {
     }
     expect(overlaps, 'two instances led at the same time').toBe(0);
     for (let i = 1; i < terms.length; i++) {
-      expect(terms[i]!.token > terms[i - 1]!.token, `term ${i + 1}'s token ${terms[i]!.token} is not above term ${i}'s ${terms[i - 1]!.token}`).toBe(true);
+      expect(
+        terms[i]!.token > terms[i - 1]!.token,
+        `term ${i + 1}'s token ${terms[i]!.token} is not above term ${i}'s ${terms[i - 1]!.token}`,
+      ).toBe(true);
     }
-    expect(elections.every((election) => !election.leading), 'an instance still leads after resign()').toBe(true);
-    expect(await c.within('inspect answers', instances[0]!.inspect(key)), 'the key is still held after every candidate resigned').toBeNull();
+    expect(
+      elections.every((election) => !election.leading),
+      'an instance still leads after resign()',
+    ).toBe(true);
+    expect(
+      await c.within('inspect answers', instances[0]!.inspect(key)),
+      'the key is still held after every candidate resigned',
+    ).toBeNull();
   });
 
-  test('54. resign() hands leadership over promptly; the resigning leader\'s work sees its signal abort first', async (t) => {
+  test("54. resign() hands leadership over promptly; the resigning leader's work sees its signal abort first", async (t) => {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key('resign');
@@ -72,13 +81,15 @@ export function electionCases(cases: CaseFactory): void {
     try {
       const resignedAt = Date.now();
       await c.within('resign() returns', first.resign());
-      expect(workSignal?.aborted, 'the resigning leader\'s work signal did not abort').toBe(true);
+      expect(workSignal?.aborted, "the resigning leader's work signal did not abort").toBe(true);
       expect(first.leading, 'a resigned instance still says it leads').toBe(false);
       await c.until('the other candidate leads after resign()', () => ledAt > 0, c.timing.promptWakeMs + c.promptBoundMs(roundTrip));
-      expect(ledAt - resignedAt, 'the hand-over after resign() was slow').toBeLessThanOrEqual(c.timing.promptWakeMs + c.promptBoundMs(roundTrip));
+      expect(ledAt - resignedAt, 'the hand-over after resign() was slow').toBeLessThanOrEqual(
+        c.timing.promptWakeMs + c.promptBoundMs(roundTrip),
+      );
       const info = await c.within('inspect answers', b.inspect(key));
       expect(info?.owner, 'the key is not held by the new leader').toBe(b.owner);
-      expect(info?.token, 'inspect reports another token than the new leader\'s').toBe(secondToken);
+      expect(info?.token, "inspect reports another token than the new leader's").toBe(secondToken);
       await c.within('done resolves after resign()', first.done);
       expect(first.terms, 'the resigned candidate counted other than one term').toBe(1);
     } finally {
@@ -108,8 +119,14 @@ export function electionCases(cases: CaseFactory): void {
       await c.within('release answers', second.release());
       await c.until('observe() reports the key free again', () => seen.at(-1) === null, bound);
       const holders = seen.filter((holder): holder is LockInfo => holder !== null);
-      expect(holders.map((holder) => holder.owner), 'observe() missed or repeated a holder').toEqual([a.owner, b.owner]);
-      expect(holders.map((holder) => holder.token), 'observe() reports other tokens than the grants').toEqual([first!.token, second.token]);
+      expect(
+        holders.map((holder) => holder.owner),
+        'observe() missed or repeated a holder',
+      ).toEqual([a.owner, b.owner]);
+      expect(
+        holders.map((holder) => holder.token),
+        'observe() reports other tokens than the grants',
+      ).toEqual([first!.token, second.token]);
     } finally {
       stop.abort();
       await c.within('observe() ends when its signal aborts', watching);
@@ -133,7 +150,7 @@ export function electionCases(cases: CaseFactory): void {
     try {
       await c.until('the candidate leads again after its work threw', () => flaky.terms === 2 && flaky.leading, c.timing.callMs);
       expect(errors.map(codeOf), 'a failed work was not reported as LeaderWorkError').toEqual([ErrorCode.LeaderWorkFailed]);
-      expect((errors[0]!.cause as Error).message, 'the report does not carry the work\'s error').toBe('first term fails');
+      expect((errors[0]!.cause as Error).message, "the report does not carry the work's error").toBe('first term fails');
     } finally {
       await c.within('resign() returns', flaky.resign());
     }
@@ -143,8 +160,15 @@ export function electionCases(cases: CaseFactory): void {
     const overrunning = locks.elect(stubborn, () => finish.promise, { graceMs: 100, onError: (error) => errors.push(error) });
     await c.until('the stubborn candidate leads', () => overrunning.leading, c.timing.callMs);
     const resigned = overrunning.resign();
-    await c.until('a work that ignores its signal is reported', () => errors.some((error) => codeOf(error) === ErrorCode.LeaderWorkOverran), 100 + c.timing.slackMs);
-    expect(await c.within('tryAcquire answers', other.tryAcquire(stubborn)), 'another instance took the lock while the overrunning work still ran').toBeNull();
+    await c.until(
+      'a work that ignores its signal is reported',
+      () => errors.some((error) => codeOf(error) === ErrorCode.LeaderWorkOverran),
+      100 + c.timing.slackMs,
+    );
+    expect(
+      await c.within('tryAcquire answers', other.tryAcquire(stubborn)),
+      'another instance took the lock while the overrunning work still ran',
+    ).toBeNull();
     finish.resolve();
     await c.within('resign() returns once the work returned', resigned);
     expect(await c.within('inspect answers', other.inspect(stubborn)), 'the lock is still held after the work returned').toBeNull();

@@ -1,8 +1,8 @@
 import { ErrorCode, type Lock, MAX_KEY_BYTES } from '@holdfast/core';
 import { expect, test } from 'vitest';
-import type { CaseFactory } from './suite-types.js';
 import { codeOf, rejection } from '../helpers/index.js';
 import { BAD_KEYS } from './bad-input.js';
+import type { CaseFactory } from './suite-types.js';
 
 /**
  * Exclusion cases repeat until they made this many grant attempts or ran out of their time budget,
@@ -34,8 +34,14 @@ export function exclusionCases(cases: CaseFactory): void {
     const key = c.key();
     const held = await c.within('tryAcquire of a free key answers', a.tryAcquire(key));
     expect(held).not.toBeNull();
-    expect(await c.within('tryAcquire of a held key answers (same instance)', a.tryAcquire(key)), 'a held key was granted again to its holder').toBeNull();
-    expect(await c.within('tryAcquire of a held key answers (other instance)', b.tryAcquire(key)), 'a held key was granted to another instance').toBeNull();
+    expect(
+      await c.within('tryAcquire of a held key answers (same instance)', a.tryAcquire(key)),
+      'a held key was granted again to its holder',
+    ).toBeNull();
+    expect(
+      await c.within('tryAcquire of a held key answers (other instance)', b.tryAcquire(key)),
+      'a held key was granted to another instance',
+    ).toBeNull();
     expect(await c.within('isHeld answers', held!.isHeld()), 'the holder lost the lock to a refused tryAcquire').toBe(true);
   });
 
@@ -78,7 +84,11 @@ export function exclusionCases(cases: CaseFactory): void {
     const worker = async (index: number): Promise<void> => {
       const provider = providers[index % providers.length]!;
       for (let mine = 0; mine < minPerWorker || (grants < TARGET_ATTEMPTS && performance.now() < budgetEnd); mine++) {
-        const lock = await c.within('a contender is granted the lock in turn', provider.acquire(key, { waitMs }), waitMs + c.timing.slackMs);
+        const lock = await c.within(
+          'a contender is granted the lock in turn',
+          provider.acquire(key, { waitMs }),
+          waitMs + c.timing.slackMs,
+        );
         grants++;
         inside++;
         maxInside = Math.max(maxInside, inside);
@@ -93,7 +103,7 @@ export function exclusionCases(cases: CaseFactory): void {
     await Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
     expect(maxInside, `two contenders were inside the critical section at once (${grants} grants)`).toBe(1);
     expect(counter, 'the counter lost updates: grants overlapped').toBe(grants);
-    expect(grants, 'fewer grants than every worker\'s minimum').toBeGreaterThanOrEqual(workers * minPerWorker);
+    expect(grants, "fewer grants than every worker's minimum").toBeGreaterThanOrEqual(workers * minPerWorker);
   });
 
   test('6. keys are case-sensitive; unicode and long keys work; bad keys are rejected, never aliased', async (t) => {
@@ -110,7 +120,10 @@ export function exclusionCases(cases: CaseFactory): void {
     expect((await c.within('inspect answers', locks.inspect(unicode)))?.key, 'inspect of a unicode key').toBe(unicode);
     const long = (c.key('long') + '/').padEnd(MAX_KEY_BYTES, 'x');
     expect(Buffer.byteLength(long)).toBe(MAX_KEY_BYTES);
-    expect(await c.within('tryAcquire of a key at the byte limit answers', locks.tryAcquire(long)), 'a key at the byte limit was refused').not.toBeNull();
+    expect(
+      await c.within('tryAcquire of a key at the byte limit answers', locks.tryAcquire(long)),
+      'a key at the byte limit was refused',
+    ).not.toBeNull();
     for (const [name, bad] of [['one byte over the limit', long + 'x'], ...BAD_KEYS(base)] as const) {
       const error = await c.within(`tryAcquire(${name}) answers`, rejection(locks.tryAcquire(bad), `tryAcquire(${name})`));
       expect(codeOf(error), `tryAcquire of a bad key (${name}) was not an InvalidArgumentError`).toBe(ErrorCode.InvalidArgument);
@@ -152,7 +165,10 @@ export function exclusionCases(cases: CaseFactory): void {
       expect((await c.within(`${what}: inspect answers`, a.inspect(second)))?.token, `${what}: inspect mixed them up`).toBe(two!.token);
       await c.within(`${what}: release answers`, one!.release());
       expect(await c.within(`${what}: isHeld answers`, two!.isHeld()), `${what}: releasing one freed the other`).toBe(true);
-      expect(await c.within(`${what}: tryAcquire answers`, a.tryAcquire(second)), `${what}: the second key became free with the first`).toBeNull();
+      expect(
+        await c.within(`${what}: tryAcquire answers`, a.tryAcquire(second)),
+        `${what}: the second key became free with the first`,
+      ).toBeNull();
     }
   });
 
@@ -174,7 +190,10 @@ export function exclusionCases(cases: CaseFactory): void {
       );
       attempts += contenders;
       const won = answers.filter((lock): lock is Lock => lock !== null);
-      expect(won.length, `round ${rounds}: ${won.length} of ${contenders} racing tryAcquire calls were granted (${attempts} attempts so far)`).toBeLessThanOrEqual(1);
+      expect(
+        won.length,
+        `round ${rounds}: ${won.length} of ${contenders} racing tryAcquire calls were granted (${attempts} attempts so far)`,
+      ).toBeLessThanOrEqual(1);
       if (won.length === 1) wonRounds++;
       await c.within(`round ${rounds}: release answers`, Promise.all(won.map((lock) => lock.release())));
       rounds++;

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { ErrorCode, type Lock } from '@holdfast/core';
-import { type TestContext, expect, test } from 'vitest';
+import { expect, type TestContext, test } from 'vitest';
 import { childScript } from '../faults/child-script.js';
 import { FaultRig } from '../faults/fault-rig.js';
 import type { FaultHooks } from '../faults/hooks.js';
 import type { CutMode } from '../faults/tcp-proxy.js';
-import { abortTime, abortedWithin, codeOf, elapsed, rejection, settle, until, within } from '../helpers/index.js';
+import { abortedWithin, abortTime, codeOf, elapsed, rejection, settle, until, within } from '../helpers/index.js';
 import { FencedResource } from './fencing.js';
 import type { CaseFactory } from './suite-types.js';
 import { type CaseContext, skipBecause } from './support.js';
@@ -34,10 +34,15 @@ export function faultCases(cases: CaseFactory): void {
     if (!setup) return;
     const slack = c.timing.slackMs;
     const hung = await setup.rig.hung();
-    const provider = await setup.rig.providerAt(hung.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
+    const provider = await setup.rig.providerAt(hung.address, {
+      callTimeoutMs: HUNG_CALL_TIMEOUT_MS,
+      closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS,
+    });
     const key = c.key();
 
-    const tried = await elapsed(() => rejection(within(provider.tryAcquire(key), HUNG_CALL_TIMEOUT_MS + slack * 3, 'tryAcquire against a hung server')));
+    const tried = await elapsed(() =>
+      rejection(within(provider.tryAcquire(key), HUNG_CALL_TIMEOUT_MS + slack * 3, 'tryAcquire against a hung server')),
+    );
     expect(codeOf(tried.value), 'tryAcquire against a hung server must fail with a BackendError').toBe(ErrorCode.Backend);
     expect(tried.ms, `tryAcquire against a hung server must fail within callTimeoutMs (${HUNG_CALL_TIMEOUT_MS}) + slack`).toBeLessThan(
       HUNG_CALL_TIMEOUT_MS + slack,
@@ -45,26 +50,39 @@ export function faultCases(cases: CaseFactory): void {
     expect(hung.connectionsAccepted, 'the provider never connected to the address it was given').toBeGreaterThan(0);
 
     const waitMs = 1500;
-    const waited = await elapsed(() => rejection(within(provider.acquire(key, { waitMs }), waitMs + slack * 3, 'acquire({ waitMs: 1500 }) against a hung server')));
-    expect([ErrorCode.Backend, ErrorCode.Timeout], 'a waiting acquire against a hung server must end in a BackendError or a timeout').toContain(
-      codeOf(waited.value),
+    const waited = await elapsed(() =>
+      rejection(within(provider.acquire(key, { waitMs }), waitMs + slack * 3, 'acquire({ waitMs: 1500 }) against a hung server')),
     );
-    expect(waited.ms, `acquire({ waitMs: ${waitMs} }) against a hung server must give up within waitMs + slack`).toBeLessThan(waitMs + slack);
+    expect(
+      [ErrorCode.Backend, ErrorCode.Timeout],
+      'a waiting acquire against a hung server must end in a BackendError or a timeout',
+    ).toContain(codeOf(waited.value));
+    expect(waited.ms, `acquire({ waitMs: ${waitMs} }) against a hung server must give up within waitMs + slack`).toBeLessThan(
+      waitMs + slack,
+    );
 
     const abortAfterMs = 300;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), abortAfterMs);
     const aborted = await elapsed(() =>
-      rejection(within(provider.acquire(key, { signal: controller.signal }), abortAfterMs + slack * 3, 'an aborted acquire against a hung server')),
+      rejection(
+        within(provider.acquire(key, { signal: controller.signal }), abortAfterMs + slack * 3, 'an aborted acquire against a hung server'),
+      ),
     ).finally(() => clearTimeout(timer));
     expect(codeOf(aborted.value), 'an acquire aborted by its signal must fail with LockAbortedError').toBe(ErrorCode.Aborted);
-    expect(aborted.ms, `a signal aborted at ${abortAfterMs} ms must be honoured within slack while a call hangs`).toBeLessThan(abortAfterMs + slack);
+    expect(aborted.ms, `a signal aborted at ${abortAfterMs} ms must be honoured within slack while a call hangs`).toBeLessThan(
+      abortAfterMs + slack,
+    );
 
     const closed = await elapsed(() => within(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a hung server'));
     expect(closed.ms, `close() with a hung server must return within closeTimeoutMs (${HUNG_CLOSE_TIMEOUT_MS}) + slack`).toBeLessThan(
       HUNG_CLOSE_TIMEOUT_MS + slack,
     );
-    await until(() => hung.openConnections === 0, slack, () => `close() left ${hung.openConnections} connection(s) open to the hung server`);
+    await until(
+      () => hung.openConnections === 0,
+      slack,
+      () => `close() left ${hung.openConnections} connection(s) open to the hung server`,
+    );
   });
 
   test.concurrent('F2. close() while holding a lock on a server that stopped answering returns in time and reports the lock lost', async (t) => {
@@ -73,11 +91,16 @@ export function faultCases(cases: CaseFactory): void {
     if (!setup) return;
     const slack = c.timing.slackMs;
     const proxy = await setup.rig.proxy();
-    const provider = await setup.rig.providerAt(proxy.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
+    const provider = await setup.rig.providerAt(proxy.address, {
+      callTimeoutMs: HUNG_CALL_TIMEOUT_MS,
+      closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS,
+    });
     const lock = await within(provider.tryAcquire(c.key()), HUNG_CALL_TIMEOUT_MS + slack, 'tryAcquire of a free key through the proxy');
     expect(lock, 'a free key must be granted through the proxy').not.toBeNull();
     proxy.pause();
-    const closed = await elapsed(() => within(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a lock held and the server hung'));
+    const closed = await elapsed(() =>
+      within(provider.close(), HUNG_CLOSE_TIMEOUT_MS + slack * 3, 'close() with a lock held and the server hung'),
+    );
     expect(closed.ms, `close() must return within closeTimeoutMs (${HUNG_CLOSE_TIMEOUT_MS}) + slack whatever the server does`).toBeLessThan(
       HUNG_CLOSE_TIMEOUT_MS + slack,
     );
@@ -124,7 +147,12 @@ export function faultCases(cases: CaseFactory): void {
   }
 }
 
-async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; rig: FaultRig }, step: number, call: 'tryAcquire' | 'acquire'): Promise<void> {
+async function stalledGrab(
+  c: CaseContext,
+  { hooks, rig }: { hooks: FaultHooks; rig: FaultRig },
+  step: number,
+  call: 'tryAcquire' | 'acquire',
+): Promise<void> {
   const slack = c.timing.slackMs;
   const stallMs = hooks.stallMs ?? DEFAULT_STALL_MS;
   // A's calls must outlive the stall, so that a late grant reaches A itself rather than being undone by core.
@@ -162,7 +190,8 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
   // While A's request is stalled on the way, B asks the server directly; it may get the key.
   const bWaitMs = Math.max(stallMs - Math.min(500, stallMs / 4), 200);
   const bOutcome = await settle(within(b.acquire(key, { waitMs: bWaitMs }), bWaitMs + slack * 2, "B's acquire during A's stall"));
-  if (bOutcome.error !== undefined) expect(codeOf(bOutcome.error), "B's acquire may time out (A got there first), not fail").toBe(ErrorCode.Timeout);
+  if (bOutcome.error !== undefined)
+    expect(codeOf(bOutcome.error), "B's acquire may time out (A got there first), not fail").toBe(ErrorCode.Timeout);
   const bLock: Lock | undefined = bOutcome.value;
   const bGrantedAt = performance.now();
   if (bLock) expect(resource.write(bLock.token, 'B'), "B's first fenced write").toBe(true);
@@ -188,9 +217,10 @@ async function stalledGrab(c: CaseContext, { hooks, rig }: { hooks: FaultHooks; 
   while (performance.now() < watchUntil && !bLock.signal.aborted) {
     const info = await within(observer.inspect(key), callTimeoutMs, 'inspect after the stalled write landed');
     if (bLock.signal.aborted) break;
-    expect(info?.token, `after A's stalled write landed the server no longer reports B (token ${bLock.token}) as holder, yet B was not told`).toBe(
-      bLock.token,
-    );
+    expect(
+      info?.token,
+      `after A's stalled write landed the server no longer reports B (token ${bLock.token}) as holder, yet B was not told`,
+    ).toBe(bLock.token);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const bWriteAccepted = resource.write(bLock.token, 'B again');
@@ -238,7 +268,9 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   const ttlMs = c.timing.shortTtlMs;
   const key = c.key();
   const script = childScript('faults/paused-holder.js');
-  const child = spawn(process.execPath, [script, JSON.stringify({ ...c.target.child, key, ttlMs })], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, JSON.stringify({ ...c.target.child, key, ttlMs })], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   t.onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGCONT');
@@ -249,11 +281,16 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   const held = await lines.next('HELD ', 20_000);
   const childToken = BigInt(held.slice('HELD '.length));
   const parent = await c.provider();
-  expect(await within(parent.tryAcquire(key), slack * 2, 'tryAcquire of the child-held key'), 'a key held by the child process was granted').toBeNull();
+  expect(
+    await within(parent.tryAcquire(key), slack * 2, 'tryAcquire of the child-held key'),
+    'a key held by the child process was granted',
+  ).toBeNull();
 
   child.kill('SIGSTOP');
   const bound = ttlMs + c.timing.graceMs + slack;
-  const taken = await elapsed(() => within(parent.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "the parent's acquire while the holder is paused"));
+  const taken = await elapsed(() =>
+    within(parent.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "the parent's acquire while the holder is paused"),
+  );
   const resource = new FencedResource();
   expect(taken.value.token, 'the successor must get a higher token').toBeGreaterThan(childToken);
   expect(resource.write(taken.value.token, 'parent'), "the successor's fenced write").toBe(true);
@@ -262,14 +299,19 @@ async function pausedHolder(c: CaseContext, t: TestContext): Promise<void> {
   const resumedAt = performance.now();
   child.stdin!.write('WRITE\n');
   const write = (await lines.next('WRITE ', slack * 2)).split(' ');
-  expect(resource.write(BigInt(write[1]!), 'paused holder, after resume'), "the resumed holder's fenced write must be rejected").toBe(false);
+  expect(resource.write(BigInt(write[1]!), 'paused holder, after resume'), "the resumed holder's fenced write must be rejected").toBe(
+    false,
+  );
   const lost = await lines.next('LOST ', Math.max(0, resumedAt + slack - performance.now())).catch((error: unknown) => {
     throw new Error(`the resumed holder was not told it lost the lock within ${slack} ms of resuming (${String(error)})`);
   });
   expect(lost, 'the resumed holder must be told it lost the lock (LockLostError)').toBe(`LOST ${ErrorCode.Lost}`);
   // The resumed child must not take the key back: the parent still holds it, as far as it and the server know.
   expect(taken.value.signal.aborted, "the successor's lock ended after the paused holder resumed").toBe(false);
-  expect(await within(taken.value.isHeld(), slack * 2, "the successor's isHeld()"), 'the successor no longer holds the lock after the paused holder resumed').toBe(true);
+  expect(
+    await within(taken.value.isHeld(), slack * 2, "the successor's isHeld()"),
+    'the successor no longer holds the lock after the paused holder resumed',
+  ).toBe(true);
 }
 
 async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: FaultRig }, mode: CutMode): Promise<void> {
@@ -280,7 +322,11 @@ async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: 
   const b = await c.provider();
   const key = c.key();
   const resource = new FencedResource();
-  const aLock = await within(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
+  const aLock = await within(
+    a.acquire(key, { ttlMs, waitMs: slack }),
+    HUNG_CALL_TIMEOUT_MS + slack * 2,
+    'A acquires a free key through the proxy',
+  );
   expect(resource.write(aLock.token, 'A'), "A's fenced write").toBe(true);
 
   proxy.cut(mode);
@@ -288,13 +334,19 @@ async function cutConnection(c: CaseContext, { rig }: { hooks: FaultHooks; rig: 
   let abortedAt: number | undefined;
   aLock.signal.addEventListener('abort', () => (abortedAt = performance.now()), { once: true });
   const bound = ttlMs + c.timing.graceMs + slack;
-  const bOutcome = await settle(within(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's connection was cut"));
+  const bOutcome = await settle(
+    within(b.acquire(key, { waitMs: bound + slack }), bound + slack * 3, "B's acquire after A's connection was cut"),
+  );
   const aToldInTime = aLock.signal.aborted;
   expect(bOutcome.error, 'B never got the lock after A was cut off').toBeUndefined();
-  expect(aToldInTime, `B was granted ${Math.round(bOutcome.at - cutAt)} ms after the cut while A was not yet told it lost the lock`).toBe(true);
+  expect(aToldInTime, `B was granted ${Math.round(bOutcome.at - cutAt)} ms after the cut while A was not yet told it lost the lock`).toBe(
+    true,
+  );
   expect(codeOf(aLock.signal.reason), "A's signal must carry a LockLostError").toBe(ErrorCode.Lost);
   expect(abortedAt! - cutAt, 'A must be told within TTL + grace + slack of the cut').toBeLessThan(bound);
-  expect(bOutcome.at - cutAt, 'B must get the lock within TTL + grace + slack (+ a wake-up) of the cut').toBeLessThan(bound + c.timing.promptWakeMs);
+  expect(bOutcome.at - cutAt, 'B must get the lock within TTL + grace + slack (+ a wake-up) of the cut').toBeLessThan(
+    bound + c.timing.promptWakeMs,
+  );
   const bLock = bOutcome.value!;
   expect(bLock.token, "the successor's token").toBeGreaterThan(aLock.token);
   expect(resource.write(bLock.token, 'B'), "B's fenced write").toBe(true);
@@ -309,7 +361,11 @@ async function lostThenReconnected(c: CaseContext, rig: FaultRig): Promise<void>
   const a = await rig.providerAt(proxy.address, { callTimeoutMs: HUNG_CALL_TIMEOUT_MS, closeTimeoutMs: HUNG_CLOSE_TIMEOUT_MS });
   const b = await c.provider();
   const key = c.key();
-  const aLock = await within(a.acquire(key, { ttlMs, waitMs: slack }), HUNG_CALL_TIMEOUT_MS + slack * 2, 'A acquires a free key through the proxy');
+  const aLock = await within(
+    a.acquire(key, { ttlMs, waitMs: slack }),
+    HUNG_CALL_TIMEOUT_MS + slack * 2,
+    'A acquires a free key through the proxy',
+  );
   proxy.pause();
   await abortedWithin(aLock.signal, bound).catch(() => {
     throw new Error(`A was not told it lost the lock within TTL + grace + slack (${bound} ms) of its server going silent`);

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import type { CaseFactory } from './suite-types.js';
 import { takeOver } from './expiry.js';
+import type { CaseFactory } from './suite-types.js';
 import { skipBecause } from './support.js';
 
 /** A resource that, like a fenced storage service, rejects writes carrying an older token. */
@@ -34,11 +34,16 @@ export function fencingCases(cases: CaseFactory): void {
     await c.within('forceRelease answers', b.forceRelease(key));
     const ttlMs = c.timing.shortTtlMs;
     const waitMs = c.timing.slackMs + c.timing.graceMs;
-    const expiring = await c.within('acquire after forceRelease answers', b.acquire(key, { ttlMs, autoRenew: false, waitMs }), waitMs + c.timing.slackMs);
+    const expiring = await c.within(
+      'acquire after forceRelease answers',
+      b.acquire(key, { ttlMs, autoRenew: false, waitMs }),
+      waitMs + c.timing.slackMs,
+    );
     tokens.push(expiring.token);
     tokens.push((await takeOver(c, a, key, ttlMs, 'a lapsed lock is taken over')).token);
     for (const token of tokens) expect(typeof token, 'a token is not a bigint').toBe('bigint');
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i} did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
+    for (let i = 1; i < tokens.length; i++)
+      expect(tokens[i]!, `grant ${i} did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
   });
 
   test.concurrent('26. a fenced resource never accepts a write from a holder whose lock was taken over', async (t) => {
@@ -48,8 +53,8 @@ export function fencingCases(cases: CaseFactory): void {
     const resource = new FencedResource();
     expect(resource.write(old.token, 'old holder, first write')).toBe(true);
     const current = await takeOver(c, b, key, ttlMs, 'a lapsed lock is taken over');
-    expect(resource.write(current.token, 'new holder'), 'the new holder\'s token was refused as stale').toBe(true);
-    expect(resource.write(old.token, 'old holder, stale write'), 'a stale holder\'s write was accepted').toBe(false);
+    expect(resource.write(current.token, 'new holder'), "the new holder's token was refused as stale").toBe(true);
+    expect(resource.write(old.token, 'old holder, stale write'), "a stale holder's write was accepted").toBe(false);
     expect(resource.writes.map((w) => w.value)).toEqual(['old holder, first write', 'new holder']);
   });
 
@@ -71,6 +76,7 @@ export function fencingCases(cases: CaseFactory): void {
     const waitMs = c.timing.graceMs + c.timing.slackMs;
     const after = await c.within('the force-released key is granted again', locks.acquire(key, { waitMs }), waitMs + c.timing.slackMs);
     tokens.push(after.token);
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i} of one instance did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
+    for (let i = 1; i < tokens.length; i++)
+      expect(tokens[i]!, `grant ${i} of one instance did not get a higher token: ${tokens.join(',')}`).toBeGreaterThan(tokens[i - 1]!);
   });
 }

@@ -2,24 +2,24 @@ import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
 import { electionCases } from './election.js';
-import { semaphoreCases } from './semaphores.js';
-import { faultCases } from './faults.js';
-import { waitingCases } from './waiting.js';
 import { exclusionCases } from './exclusion.js';
 import { expiryCases } from './expiry.js';
+import { faultCases } from './faults.js';
 import { fencingCases } from './fencing.js';
 import { inspectionCases } from './inspection.js';
 import { LeakBaseline } from './leak-baseline.js';
 import { lifecycleCases } from './lifecycle.js';
 import { listingCases } from './listing.js';
 import { ownershipCases } from './ownership.js';
+import { semaphoreCases } from './semaphores.js';
 import type { CaseFactory, SuiteOptions } from './suite-types.js';
 import { CaseContext, resolveTiming } from './support.js';
 import type { ConformanceTarget } from './target.js';
+import { waitingCases } from './waiting.js';
 
-export type { ConformanceTarget } from './target.js';
-export type { SuiteOptions } from './suite-types.js';
 export { FencedResource } from './fencing.js';
+export type { SuiteOptions } from './suite-types.js';
+export type { ConformanceTarget } from './target.js';
 
 /** Ceiling for a single case; each await in a case has its own, much tighter, bound. */
 const CASE_TIMEOUT_MS = 120_000;

@@ -21,15 +21,15 @@ export function inspectionCases(cases: CaseFactory): void {
     expect(info!.owner, 'inspect reports another owner').toBe(a.owner);
     expect(info!.reason, 'inspect reports another reason').toBe('nightly report: inspect me');
     expect(info!.token, 'inspect reports another token').toBe(lock!.token);
-    expect(info!.acquiredAt, 'inspect\'s acquiredAt').toBeInstanceOf(Date);
-    expect(info!.acquiredAt.getTime(), 'inspect\'s acquiredAt is before the grant').toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
-    expect(info!.acquiredAt.getTime(), 'inspect\'s acquiredAt is after the grant').toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
+    expect(info!.acquiredAt, "inspect's acquiredAt").toBeInstanceOf(Date);
+    expect(info!.acquiredAt.getTime(), "inspect's acquiredAt is before the grant").toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
+    expect(info!.acquiredAt.getTime(), "inspect's acquiredAt is after the grant").toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
     if (expectsInspectExpiry(c)) {
       expect(info!.expiresAt, 'inspect reports no expiry for a backend with per-lock expiry').toBeInstanceOf(Date);
     }
     if (info!.expiresAt !== null) {
-      expect(info!.expiresAt.getTime(), 'inspect\'s expiresAt is not in the future').toBeGreaterThan(after);
-      expect(info!.expiresAt.getTime(), 'inspect\'s expiresAt is beyond the TTL').toBeLessThanOrEqual(after + ttlMs + CLOCK_SKEW_MS);
+      expect(info!.expiresAt.getTime(), "inspect's expiresAt is not in the future").toBeGreaterThan(after);
+      expect(info!.expiresAt.getTime(), "inspect's expiresAt is beyond the TTL").toBeLessThanOrEqual(after + ttlMs + CLOCK_SKEW_MS);
     }
     await c.within('release answers', lock!.release());
     expect(await c.within('inspect answers', b.inspect(key)), 'inspect of a released key reports a holder').toBeNull();
@@ -47,24 +47,29 @@ export function inspectionCases(cases: CaseFactory): void {
       const after = Date.now();
       expect(lock, 'tryAcquire of a free key returned no lock').not.toBeNull();
       expect(lock!.key).toBe(key);
-      expect(lock!.owner, 'the handle\'s owner is not its provider').toBe(locks.owner);
-      expect(lock!.reason, 'the handle\'s reason').toBe(reason);
-      expect(typeof lock!.token, 'the handle\'s token is not a bigint').toBe('bigint');
-      expect(lock!.acquiredAt, 'the handle\'s acquiredAt').toBeInstanceOf(Date);
-      expect(lock!.acquiredAt.getTime(), 'the handle\'s acquiredAt is before the grant').toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
-      expect(lock!.acquiredAt.getTime(), 'the handle\'s acquiredAt is after the grant').toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
+      expect(lock!.owner, "the handle's owner is not its provider").toBe(locks.owner);
+      expect(lock!.reason, "the handle's reason").toBe(reason);
+      expect(typeof lock!.token, "the handle's token is not a bigint").toBe('bigint');
+      expect(lock!.acquiredAt, "the handle's acquiredAt").toBeInstanceOf(Date);
+      expect(lock!.acquiredAt.getTime(), "the handle's acquiredAt is before the grant").toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
+      expect(lock!.acquiredAt.getTime(), "the handle's acquiredAt is after the grant").toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
       if (expectsExpiry(c, autoRenew)) {
         expect(lock!.expiresAt, `a lock with a lease (autoRenew ${autoRenew}) has no expiresAt`).toBeInstanceOf(Date);
       }
       if (lock!.expiresAt !== null) {
         // The handle may think its lease ends sooner than it does, never later.
-        expect(lock!.expiresAt.getTime(), 'the handle\'s expiresAt is beyond the TTL').toBeLessThanOrEqual(after + ttlMs);
-        expect(lock!.expiresAt.getTime(), 'the handle\'s expiresAt is not about a TTL after the grant').toBeGreaterThanOrEqual(before + ttlMs - c.timing.slackMs);
+        expect(lock!.expiresAt.getTime(), "the handle's expiresAt is beyond the TTL").toBeLessThanOrEqual(after + ttlMs);
+        expect(lock!.expiresAt.getTime(), "the handle's expiresAt is not about a TTL after the grant").toBeGreaterThanOrEqual(
+          before + ttlMs - c.timing.slackMs,
+        );
       }
       const info = await c.within('inspect answers', locks.inspect(key));
       expect(info?.reason, 'inspect and the handle disagree on the reason').toBe(lock!.reason);
       expect(info?.token, 'inspect and the handle disagree on the token').toBe(lock!.token);
-      expect(Math.abs(info!.acquiredAt.getTime() - lock!.acquiredAt.getTime()), 'inspect and the handle disagree on acquiredAt').toBeLessThanOrEqual(CLOCK_SKEW_MS);
+      expect(
+        Math.abs(info!.acquiredAt.getTime() - lock!.acquiredAt.getTime()),
+        'inspect and the handle disagree on acquiredAt',
+      ).toBeLessThanOrEqual(CLOCK_SKEW_MS);
       await c.within('release answers', lock!.release());
     }
   });

@@ -1,9 +1,9 @@
 import { ErrorCode, type LockProvider, MAX_REASON_LENGTH } from '@holdfast/core';
 import { expect, test } from 'vitest';
+import { codeOf, elapsed, rejection } from '../helpers/index.js';
 import { BAD_KEYS } from './bad-input.js';
 import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
-import { codeOf, elapsed, rejection } from '../helpers/index.js';
 import { delay, skipBecause } from './support.js';
 
 async function expectInvalidArguments(c: CaseContext, locks: LockProvider, key: string): Promise<void> {
@@ -88,7 +88,9 @@ export function lifecycleCases(cases: CaseFactory): void {
     // Inherent: nothing tells that the waiter is parked; close() must cancel it either way.
     await delay(100);
     await c.within('close() finishes', a.close());
-    expect(codeOf(await c.within('close() cancels a waiter', waiting, c.timing.slackMs)), 'a waiter cancelled by close()').toBe(ErrorCode.ProviderClosed);
+    expect(codeOf(await c.within('close() cancels a waiter', waiting, c.timing.slackMs)), 'a waiter cancelled by close()').toBe(
+      ErrorCode.ProviderClosed,
+    );
     expect(codeOf(lock!.signal.reason), 'close() did not release a held lock').toBe(ErrorCode.Released);
     expect(await c.within('tryAcquire answers', b.tryAcquire(key)), 'close() left its lock held').not.toBeNull();
     for (const [name, call] of [
@@ -97,12 +99,14 @@ export function lifecycleCases(cases: CaseFactory): void {
       ['inspect', () => a.inspect(key)],
       ['forceRelease', () => a.forceRelease(key)],
     ] as const) {
-      expect(codeOf(await c.within(`${name} on a closed provider answers`, rejection(call(), name))), `${name} on a closed provider`).toBe(ErrorCode.ProviderClosed);
+      expect(codeOf(await c.within(`${name} on a closed provider answers`, rejection(call(), name))), `${name} on a closed provider`).toBe(
+        ErrorCode.ProviderClosed,
+      );
     }
     await c.within('a second close() finishes', a.close());
   });
 
-  test('30. close() leaves no timers or sockets behind, ref\'d or unref\'d, counted from before the first provider existed', async (t) => {
+  test("30. close() leaves no timers or sockets behind, ref'd or unref'd, counted from before the first provider existed", async (t) => {
     const c = cases(t);
     const locks = await c.provider();
     const other = await c.provider();
@@ -122,7 +126,7 @@ export function lifecycleCases(cases: CaseFactory): void {
     const leaking = (): boolean => c.leaks.pending().length > 0 || c.leaks.extraRefTimers() > 0 || c.leaks.extraHandles().length > 0;
     while (leaking() && Date.now() < deadline) await delay(50);
     expect(c.leaks.pending(), 'timers still pending after every provider of the suite was closed').toEqual([]);
-    expect(c.leaks.extraRefTimers(), 'more ref\'d timers than before the first provider existed').toBeLessThanOrEqual(0);
+    expect(c.leaks.extraRefTimers(), "more ref'd timers than before the first provider existed").toBeLessThanOrEqual(0);
     expect(c.leaks.extraHandles(), 'sockets still open after every provider of the suite was closed').toEqual([]);
   });
 
@@ -137,12 +141,20 @@ export function lifecycleCases(cases: CaseFactory): void {
         ['tryAcquire', () => unreachable.tryAcquire(c.key())],
         ['inspect', () => unreachable.inspect(c.key())],
       ] as const) {
-        const tried = await c.within(`${name} against an unreachable backend answers`, elapsed(() => rejection(call(), name)), bound + c.timing.slackMs);
+        const tried = await c.within(
+          `${name} against an unreachable backend answers`,
+          elapsed(() => rejection(call(), name)),
+          bound + c.timing.slackMs,
+        );
         expect(codeOf(tried.value), `${name} against an unreachable backend is not a BackendError`).toBe(ErrorCode.Backend);
         expect(tried.ms, `${name} against an unreachable backend took long to fail`).toBeLessThan(bound);
       }
       const waitMs = 500;
-      const waited = await c.within('acquire against an unreachable backend answers', elapsed(() => rejection(unreachable.acquire(c.key(), { waitMs }))), waitMs + bound + c.timing.slackMs);
+      const waited = await c.within(
+        'acquire against an unreachable backend answers',
+        elapsed(() => rejection(unreachable.acquire(c.key(), { waitMs }))),
+        waitMs + bound + c.timing.slackMs,
+      );
       expect(codeOf(waited.value), 'a waiting acquire against an unreachable backend is not a BackendError').toBe(ErrorCode.Backend);
       expect(waited.ms, 'a waiting acquire against an unreachable backend overran its wait').toBeLessThan(waitMs + bound);
     } finally {
@@ -155,36 +167,47 @@ export function lifecycleCases(cases: CaseFactory): void {
     const observer = await c.provider();
     const key = c.key();
     // Each block runs in a function of its own so that leaving it (the implicit dispose) is bounded too.
-    const lockSignal = await c.within('an `await using` block with a lock is left', (async () => {
-      await using lock = await c.within('acquire answers', observer.acquire(key, { waitMs: 0 }));
-      expect((await c.within('inspect answers', observer.inspect(key)))?.token).toBe(lock.token);
-      return lock.signal;
-    })());
+    const lockSignal = await c.within(
+      'an `await using` block with a lock is left',
+      (async () => {
+        await using lock = await c.within('acquire answers', observer.acquire(key, { waitMs: 0 }));
+        expect((await c.within('inspect answers', observer.inspect(key)))?.token).toBe(lock.token);
+        return lock.signal;
+      })(),
+    );
     expect(codeOf(lockSignal.reason), 'leaving an `await using` block did not release the lock').toBe(ErrorCode.Released);
     expect(await c.within('inspect answers', observer.inspect(key)), 'leaving an `await using` block left the key held').toBeNull();
     const held = c.key('held-by-disposed');
-    const { disposed, heldSignal } = await c.within('an `await using` block with a provider is left', (async () => {
-      await using provider = await c.within('createProvider() answers', Promise.resolve(c.target.createProvider()));
-      const lock = await c.within('tryAcquire answers', provider.tryAcquire(held));
-      expect(lock, 'tryAcquire of a free key returned no lock').not.toBeNull();
-      return { disposed: provider as LockProvider, heldSignal: lock!.signal };
-    })());
+    const { disposed, heldSignal } = await c.within(
+      'an `await using` block with a provider is left',
+      (async () => {
+        await using provider = await c.within('createProvider() answers', Promise.resolve(c.target.createProvider()));
+        const lock = await c.within('tryAcquire answers', provider.tryAcquire(held));
+        expect(lock, 'tryAcquire of a free key returned no lock').not.toBeNull();
+        return { disposed: provider as LockProvider, heldSignal: lock!.signal };
+      })(),
+    );
     expect(codeOf(heldSignal.reason), 'disposing a provider did not release its lock').toBe(ErrorCode.Released);
     expect(await c.within('inspect answers', observer.inspect(held)), 'disposing a provider left its lock held').toBeNull();
-    expect(codeOf(await c.within('tryAcquire answers', rejection(disposed.tryAcquire(c.key())))), 'a disposed provider is not closed').toBe(ErrorCode.ProviderClosed);
+    expect(codeOf(await c.within('tryAcquire answers', rejection(disposed.tryAcquire(c.key())))), 'a disposed provider is not closed').toBe(
+      ErrorCode.ProviderClosed,
+    );
   });
 
   test('49. every provider instance has its own owner, carried by its locks', async (t) => {
     const c = cases(t);
     const providers = [await c.provider(), await c.provider(), await c.provider()];
     const owners = providers.map((provider) => provider.owner);
-    for (const owner of owners) expect(typeof owner === 'string' && owner.length > 0, `owner ${JSON.stringify(owner)} is not a non-empty string`).toBe(true);
+    for (const owner of owners)
+      expect(typeof owner === 'string' && owner.length > 0, `owner ${JSON.stringify(owner)} is not a non-empty string`).toBe(true);
     expect(new Set(owners).size, `two provider instances share an owner: ${owners.join(', ')}`).toBe(owners.length);
     for (const provider of providers) {
       const key = c.key();
       const lock = await c.within('tryAcquire answers', provider.tryAcquire(key));
-      expect(lock!.owner, 'a lock does not carry its provider\'s owner').toBe(provider.owner);
-      expect((await c.within('inspect answers', providers[0]!.inspect(key)))?.owner, 'inspect does not show the holder\'s owner').toBe(provider.owner);
+      expect(lock!.owner, "a lock does not carry its provider's owner").toBe(provider.owner);
+      expect((await c.within('inspect answers', providers[0]!.inspect(key)))?.owner, "inspect does not show the holder's owner").toBe(
+        provider.owner,
+      );
     }
   });
 }

@@ -1,8 +1,8 @@
 import { ErrorCode } from '@holdfast/core';
 import { expect, test } from 'vitest';
+import { abortedWithin, codeOf, rejection } from '../helpers/index.js';
 import { takeOver } from './expiry.js';
 import type { CaseFactory } from './suite-types.js';
-import { abortedWithin, codeOf, rejection } from '../helpers/index.js';
 
 /** How long a signal that must stay quiet is watched after a stale handle's release. */
 const QUIET_MS = 300;
@@ -13,7 +13,7 @@ export function ownershipCases(cases: CaseFactory): void {
     const { a, b, key, ttlMs, lock: stale } = await c.unrenewedLock();
     const current = await takeOver(c, b, key, ttlMs, 'a successor takes the lapsed key');
     await c.within('release of the stale handle answers', stale.release());
-    expect(await c.within('isHeld answers', current.isHeld()), 'a stale release freed the new holder\'s lock').toBe(true);
+    expect(await c.within('isHeld answers', current.isHeld()), "a stale release freed the new holder's lock").toBe(true);
     expect((await c.within('inspect answers', a.inspect(key)))?.owner, 'a stale release changed the holder').toBe(b.owner);
     expect(await c.within('tryAcquire answers', a.tryAcquire(key)), 'a stale release freed the key').toBeNull();
   });
@@ -33,7 +33,11 @@ export function ownershipCases(cases: CaseFactory): void {
     expect(await c.within('forceRelease answers', a.forceRelease(c.key('never-held'))), 'forceRelease of a never-held key').toBe(false);
     expect(await c.within('forceRelease answers', a.forceRelease(key)), 'forceRelease of a held key').toBe(true);
     await abortedWithin(second!.signal, c.timing.shortTtlMs + c.timing.graceMs + c.timing.slackMs, 'a force-released holder is told');
-    const after = await c.within('acquire after forceRelease answers', a.acquire(key, { waitMs: c.timing.graceMs + c.timing.slackMs }), c.timing.graceMs + 2 * c.timing.slackMs);
+    const after = await c.within(
+      'acquire after forceRelease answers',
+      a.acquire(key, { waitMs: c.timing.graceMs + c.timing.slackMs }),
+      c.timing.graceMs + 2 * c.timing.slackMs,
+    );
     expect(after.owner).toBe(a.owner);
   });
 
@@ -54,16 +58,26 @@ export function ownershipCases(cases: CaseFactory): void {
       c.timing.graceMs + 2 * c.timing.slackMs,
     );
     expect(current.token, 'the new grant of the same instance reuses the stale token').not.toBe(stale!.token);
-    expect(codeOf(await c.within('extend of the stale handle answers', rejection(stale!.extend(), 'extend of a stale handle'))), 'extend of a stale handle').toBe(
-      ErrorCode.Lost,
-    );
+    expect(
+      codeOf(await c.within('extend of the stale handle answers', rejection(stale!.extend(), 'extend of a stale handle'))),
+      'extend of a stale handle',
+    ).toBe(ErrorCode.Lost);
     await c.within('release of the stale handle answers', stale!.release());
     // Inherent: a signal that must stay quiet can only be watched for a while; a loss it wrongly
     // learns of (a monitor, a push) arrives within milliseconds.
-    await expect(abortedWithin(current.signal, QUIET_MS), 'the new grant was told it is lost after the stale handle was released').rejects.toThrow(/did not abort/);
-    expect(await c.within('isHeld answers', current.isHeld()), 'the stale handle\'s release or extend took the new grant of the same instance').toBe(true);
+    await expect(
+      abortedWithin(current.signal, QUIET_MS),
+      'the new grant was told it is lost after the stale handle was released',
+    ).rejects.toThrow(/did not abort/);
+    expect(
+      await c.within('isHeld answers', current.isHeld()),
+      "the stale handle's release or extend took the new grant of the same instance",
+    ).toBe(true);
     const info = await c.within('inspect answers', other.inspect(key));
     expect(info?.token, 'after a stale release the key is not held by the new grant').toBe(current.token);
-    expect(await c.within('tryAcquire answers', other.tryAcquire(key)), 'a stale release of the same instance freed its new grant').toBeNull();
+    expect(
+      await c.within('tryAcquire answers', other.tryAcquire(key)),
+      'a stale release of the same instance freed its new grant',
+    ).toBeNull();
   });
 }

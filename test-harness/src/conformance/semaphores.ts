@@ -1,9 +1,9 @@
 import { ErrorCode, type LockProvider, type Semaphore } from '@holdfast/core';
-import { expect, test, type TestContext } from 'vitest';
+import { expect, type TestContext, test } from 'vitest';
 import { codeOf, lostWithin } from '../helpers/index.js';
+import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
 import { skipBecause } from './support.js';
-import type { CaseFactory } from './suite-types.js';
 
 /** The semaphore, or null after skipping the case (with the reason printed) when the backend has none. */
 function semaphoreOf(t: TestContext, c: CaseContext, locks: LockProvider, key: string, limit: number): Semaphore | null {
@@ -47,7 +47,7 @@ export function semaphoreCases(cases: CaseFactory): void {
     expect(await c.within('holders() answers', semaphores[0]!.holders()), 'holders() after every slot was released').toEqual([]);
   });
 
-  test('60. semaphore slots are independent: one holder\'s release, extend or loss leaves the others alone', async (t) => {
+  test("60. semaphore slots are independent: one holder's release, extend or loss leaves the others alone", async (t) => {
     const c = cases(t);
     const [a, b] = await c.providers2();
     const key = c.key('slots');
@@ -63,9 +63,11 @@ export function semaphoreCases(cases: CaseFactory): void {
     expect(holders.map((holder) => holder.token).sort(), 'holders() reports other tokens').toEqual([first!.token, second!.token].sort());
     await c.within('extend answers', second!.extend());
     await c.within('release answers', first!.release());
-    expect(second!.signal.aborted, 'releasing one slot aborted another holder\'s signal').toBe(false);
+    expect(second!.signal.aborted, "releasing one slot aborted another holder's signal").toBe(false);
     expect(await c.within('isHeld answers', second!.isHeld()), 'releasing one slot freed another').toBe(true);
-    await expect(c.within('extend answers', first!.extend()), 'extend of a released slot').rejects.toMatchObject({ code: ErrorCode.NotHeld });
+    await expect(c.within('extend answers', first!.extend()), 'extend of a released slot').rejects.toMatchObject({
+      code: ErrorCode.NotHeld,
+    });
     const third = await c.within('tryAcquire answers', semA.tryAcquire());
     expect(third, 'a released slot was not granted again').not.toBeNull();
     if (c.capabilities.fencing === 'strict') expect(third!.token > second!.token, 'a later slot grant has a lower token').toBe(true);
@@ -85,9 +87,17 @@ export function semaphoreCases(cases: CaseFactory): void {
     const taken = waiter.semaphore(key, 1).acquire({ waitMs: bound + c.timing.promptWakeMs });
     await lostWithin(lapsing!, ttlMs + c.timing.slackMs, 'the holder of a lapsed slot is told');
     const next = await c.within('a waiter gets the lapsed slot', taken, bound + c.timing.promptWakeMs + c.timing.slackMs);
-    const extra = await c.within('tryAcquire answers', holder.semaphore(key, 2).tryAcquire().catch((error: unknown) => error));
+    const extra = await c.within(
+      'tryAcquire answers',
+      holder
+        .semaphore(key, 2)
+        .tryAcquire()
+        .catch((error: unknown) => error),
+    );
     expect(codeOf(extra), 'a semaphore key in use with limit 1 accepted limit 2').toBe(ErrorCode.Conflict);
-    expect(await c.within('forceRelease answers', waiter.forceRelease(key)), 'forceRelease of a held semaphore key said it was free').toBe(true);
+    expect(await c.within('forceRelease answers', waiter.forceRelease(key)), 'forceRelease of a held semaphore key said it was free').toBe(
+      true,
+    );
     await lostWithin(next, c.timing.callMs + c.timing.slackMs, 'a force-released slot holder is told');
     expect(await c.within('holders() answers', semHolder.holders()), 'holders() after forceRelease').toEqual([]);
   });
@@ -108,11 +118,20 @@ export function semaphoreCases(cases: CaseFactory): void {
     }
     const key = c.key('lock-or-semaphore');
     const lock = await c.within('tryAcquire answers', locks.tryAcquire(key));
-    const asSemaphore = await c.within('tryAcquire answers', locks.semaphore(key, 3).tryAcquire().catch((error: unknown) => error));
-    expect(codeOf(asSemaphore), 'a held lock\'s key was used as a semaphore').toBe(ErrorCode.Conflict);
+    const asSemaphore = await c.within(
+      'tryAcquire answers',
+      locks
+        .semaphore(key, 3)
+        .tryAcquire()
+        .catch((error: unknown) => error),
+    );
+    expect(codeOf(asSemaphore), "a held lock's key was used as a semaphore").toBe(ErrorCode.Conflict);
     await c.within('release answers', lock!.release());
     const slot = await c.within('tryAcquire answers', locks.semaphore(key, 3).tryAcquire());
-    const asLock = await c.within('tryAcquire answers', locks.tryAcquire(key).catch((error: unknown) => error));
+    const asLock = await c.within(
+      'tryAcquire answers',
+      locks.tryAcquire(key).catch((error: unknown) => error),
+    );
     expect(codeOf(asLock), 'a semaphore key in use was granted as a plain lock').toBe(ErrorCode.Conflict);
     await c.within('release answers', slot!.release());
   });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Capabilities, Lock, LockProvider } from '@holdfast/core';
-import { type TestContext, expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import { elapsed, until, within } from '../helpers/index.js';
 import { LeakBaseline } from './leak-baseline.js';
 import type { ConformanceTarget, ResolvedTiming } from './target.js';

@@ -24,10 +24,14 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
   };
 
   globalThis.setTimeout = ((fn: AnyFunction, ms?: number, ...args: unknown[]) => {
-    const handle = original.setTimeout((...callArgs: unknown[]) => {
-      live.delete(handle);
-      fn(...callArgs);
-    }, ms, ...args);
+    const handle = original.setTimeout(
+      (...callArgs: unknown[]) => {
+        live.delete(handle);
+        fn(...callArgs);
+      },
+      ms,
+      ...args,
+    );
     live.set(handle, { what: `setTimeout(${ms})`, site: capture() });
     return handle;
   }) as typeof setTimeout;

@@ -1,8 +1,8 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { expect, test } from 'vitest';
+import { codeOf, elapsed, rejection } from '../helpers/index.js';
 import type { CaseFactory } from './suite-types.js';
 import type { CaseContext } from './support.js';
-import { codeOf, elapsed, rejection } from '../helpers/index.js';
 import { delay, median, skipBecause } from './support.js';
 
 /**
@@ -17,13 +17,21 @@ export function waitingCases(cases: CaseFactory): void {
     const { b, key } = await c.heldKey();
     const roundTrip = await c.roundTripMs(b, key);
     const waitMs = 400;
-    const timedOut = await c.within('acquire({ waitMs: 400 }) gives up', elapsed(() => rejection(b.acquire(key, { waitMs }))));
+    const timedOut = await c.within(
+      'acquire({ waitMs: 400 }) gives up',
+      elapsed(() => rejection(b.acquire(key, { waitMs }))),
+    );
     expect(codeOf(timedOut.value), 'a wait that ran out is not a LockTimeoutError').toBe(ErrorCode.Timeout);
     expect(timedOut.ms, 'acquire gave up before its wait limit').toBeGreaterThanOrEqual(waitMs - 5);
     expect(timedOut.ms, 'acquire waited well past its wait limit').toBeLessThan(waitMs + c.timing.slackMs);
-    const tried = await c.within('tryAcquire of a busy key answers', elapsed(() => b.tryAcquire(key)));
+    const tried = await c.within(
+      'tryAcquire of a busy key answers',
+      elapsed(() => b.tryAcquire(key)),
+    );
     expect(tried.value, 'a busy key was granted').toBeNull();
-    expect(tried.ms, `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms)`).toBeLessThan(c.promptBoundMs(roundTrip) + c.timing.slackMs / 2);
+    expect(tried.ms, `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms)`).toBeLessThan(
+      c.promptBoundMs(roundTrip) + c.timing.slackMs / 2,
+    );
   });
 
   test('37. acquire with waitMs: 0 makes one attempt: a free key is granted, a busy key times out at once', async (t) => {
@@ -36,11 +44,17 @@ export function waitingCases(cases: CaseFactory): void {
     const bound = c.promptBoundMs(roundTrip);
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const once = await c.within('acquire({ waitMs: 0 }) of a busy key answers', elapsed(() => rejection(b.acquire(key, { waitMs: 0 }))));
+      const once = await c.within(
+        'acquire({ waitMs: 0 }) of a busy key answers',
+        elapsed(() => rejection(b.acquire(key, { waitMs: 0 }))),
+      );
       expect(codeOf(once.value), 'acquire({ waitMs: 0 }) of a busy key is not a LockTimeoutError').toBe(ErrorCode.Timeout);
       times.push(once.ms);
     }
-    expect(median(times), `acquire({ waitMs: 0 }) of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`).toBeLessThan(bound);
+    expect(
+      median(times),
+      `acquire({ waitMs: 0 }) of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`,
+    ).toBeLessThan(bound);
   });
 
   test('38. tryAcquire of a busy key answers within a few round trips', async (t) => {
@@ -49,13 +63,17 @@ export function waitingCases(cases: CaseFactory): void {
     const roundTrip = await c.roundTripMs(b, key);
     const times: number[] = [];
     for (const provider of [a, b, a, b, b]) {
-      const tried = await c.within('tryAcquire of a busy key answers', elapsed(() => provider.tryAcquire(key)));
+      const tried = await c.within(
+        'tryAcquire of a busy key answers',
+        elapsed(() => provider.tryAcquire(key)),
+      );
       expect(tried.value, 'a busy key was granted').toBeNull();
       times.push(tried.ms);
     }
-    expect(median(times), `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`).toBeLessThan(
-      c.promptBoundMs(roundTrip),
-    );
+    expect(
+      median(times),
+      `tryAcquire of a busy key waited (round trip ${roundTrip.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`,
+    ).toBeLessThan(c.promptBoundMs(roundTrip));
   });
 
   test('9. a waiter acquires promptly once the holder releases', async (t) => {
@@ -92,7 +110,10 @@ export function waitingCases(cases: CaseFactory): void {
     expect(codeOf(error), 'an aborted acquire did not fail with a LockAbortedError').toBe(ErrorCode.Aborted);
     expect(performance.now() - abortedAt, 'an aborted acquire took long to give up').toBeLessThan(c.timing.slackMs);
     const free = c.key('free');
-    const already = await c.within('acquire with an aborted signal answers', elapsed(() => rejection(b.acquire(free, { signal: AbortSignal.abort() }))));
+    const already = await c.within(
+      'acquire with an aborted signal answers',
+      elapsed(() => rejection(b.acquire(free, { signal: AbortSignal.abort() }))),
+    );
     expect(codeOf(already.value), 'acquire with an already-aborted signal').toBe(ErrorCode.Aborted);
     expect(already.ms, 'acquire with an already-aborted signal did not fail at once').toBeLessThan(100);
     await c.within('release answers', holder!.release());

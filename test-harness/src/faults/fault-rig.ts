@@ -1,6 +1,6 @@
 import type { LockProvider } from '@holdfast/core';
-import type { ServerAddress } from './address.js';
 import { within } from '../helpers/index.js';
+import type { ServerAddress } from './address.js';
 import type { FaultHooks, FaultProviderOptions } from './hooks.js';
 import { type HungListener, hungListener } from './hung-listener.js';
 import { FaultProxy } from './tcp-proxy.js';

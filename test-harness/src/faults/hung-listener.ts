@@ -1,5 +1,5 @@
 import { createServer, type Socket } from 'node:net';
-import { type ServerAddress, listenOnLoopback } from './address.js';
+import { listenOnLoopback, type ServerAddress } from './address.js';
 
 /** A loopback server that accepts connections, reads whatever comes and never answers: a hung host. */
 export interface HungListener {

@@ -1,6 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ServerAddress, assertLoopback, listenOnLoopback } from './address.js';
+import { assertLoopback, listenOnLoopback, type ServerAddress } from './address.js';
 
 /** What a cut leaves behind: 'silent' accepts new connections and never answers, 'refuse' stops listening. */
 export type CutMode = 'silent' | 'refuse';

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { consulBinary } from './binaries.js';
 import { makeTempDir, removeTempDir } from './cleanup.js';
 import { freePorts, retryOnPortClash } from './ports.js';
-import { spawnServer, type ManagedProcess } from './process.js';
 import { consulLeader } from './probes.js';
+import { type ManagedProcess, spawnServer } from './process.js';
 import { pollUntil, waitUntilReady } from './wait.js';
 
 export interface ConsulCluster {
@@ -34,9 +34,16 @@ async function requireConsul(): Promise<string> {
 
 function portArgs(p: MemberPorts): string[] {
   return [
-    '-bind=127.0.0.1', '-client=127.0.0.1',
-    `-http-port=${p.http}`, `-server-port=${p.server}`, `-serf-lan-port=${p.serfLan}`, `-serf-wan-port=${p.serfWan}`,
-    '-dns-port=-1', '-grpc-port=-1', '-grpc-tls-port=-1', '-https-port=-1',
+    '-bind=127.0.0.1',
+    '-client=127.0.0.1',
+    `-http-port=${p.http}`,
+    `-server-port=${p.server}`,
+    `-serf-lan-port=${p.serfLan}`,
+    `-serf-wan-port=${p.serfWan}`,
+    '-dns-port=-1',
+    '-grpc-port=-1',
+    '-grpc-tls-port=-1',
+    '-https-port=-1',
   ];
 }
 
@@ -78,7 +85,13 @@ async function startDevOnce(): Promise<{ url: string; httpUrl: string; stop(): P
   const bin = await requireConsul();
   const [ports] = await allocate(1);
   const httpUrl = `http://127.0.0.1:${ports!.http}`;
-  const proc = spawnServer(`consul-dev:${ports!.http}`, bin, ['agent', '-dev', '-log-level=warn', `-node=${DEV_NODE}`, ...portArgs(ports!)]);
+  const proc = spawnServer(`consul-dev:${ports!.http}`, bin, [
+    'agent',
+    '-dev',
+    '-log-level=warn',
+    `-node=${DEV_NODE}`,
+    ...portArgs(ports!),
+  ]);
   try {
     await waitUntilReady(proc, 'a Raft leader and its node registered', () => agentReady(httpUrl, DEV_NODE), 60_000);
   } catch (err) {
@@ -104,11 +117,17 @@ async function startClusterOnce(n: number): Promise<ConsulCluster> {
     const p = members[i]!;
     const joins = members.filter((_, j) => j !== i).map((q) => `-retry-join=127.0.0.1:${q.serfLan}`);
     return spawnServer(`consul-${i}:${p.http}`, bin, [
-      'agent', '-server', `-bootstrap-expect=${n}`, `-node=${memberNode(i)}`, `-data-dir=${join(root, String(i))}`,
-      '-log-level=warn', '-retry-interval=1s',
+      'agent',
+      '-server',
+      `-bootstrap-expect=${n}`,
+      `-node=${memberNode(i)}`,
+      `-data-dir=${join(root, String(i))}`,
+      '-log-level=warn',
+      '-retry-interval=1s',
       // Loopback is fast: the tightest Raft timings make re-election after a crash take ~1-3 s.
       '-hcl=performance { raft_multiplier = 1 }',
-      ...portArgs(p), ...joins,
+      ...portArgs(p),
+      ...joins,
     ]);
   };
 
@@ -130,13 +149,17 @@ async function startClusterOnce(n: number): Promise<ConsulCluster> {
 
   const waitForLeader = async (timeoutMs = 60_000): Promise<number> => {
     let leader = -1;
-    await pollUntil('a Consul leader agreed on by all live members', async () => {
-      const views = await Promise.all(live().map((i) => consulLeader(httpUrls[i]!)));
-      const first = views[0];
-      if (!first || views.some((v) => v !== first)) return false;
-      leader = indexOfServerAddr(first);
-      return leader >= 0 && live().includes(leader);
-    }, timeoutMs);
+    await pollUntil(
+      'a Consul leader agreed on by all live members',
+      async () => {
+        const views = await Promise.all(live().map((i) => consulLeader(httpUrls[i]!)));
+        const first = views[0];
+        if (!first || views.some((v) => v !== first)) return false;
+        leader = indexOfServerAddr(first);
+        return leader >= 0 && live().includes(leader);
+      },
+      timeoutMs,
+    );
     return leader;
   };
 

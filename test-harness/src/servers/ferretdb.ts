@@ -1,8 +1,8 @@
 import { ferretdbBinary } from './binaries.js';
 import { makeTempDir, removeTempDir } from './cleanup.js';
 import { freePort, retryOnPortClash } from './ports.js';
-import { spawnServer } from './process.js';
 import { mongoHello } from './probes.js';
+import { spawnServer } from './process.js';
 import { waitUntilReady } from './wait.js';
 
 /**
@@ -19,8 +19,13 @@ async function startOnce(dbName: string): Promise<{ url: string; port: number; s
   const port = await freePort();
   const dir = makeTempDir('ferretdb');
   const proc = spawnServer(`ferretdb:${port}`, bin, [
-    '--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`,
-    `--state-dir=${dir}`, '--telemetry=disable', '--debug-addr=-', '--log-level=warn',
+    '--handler=sqlite',
+    `--sqlite-url=file:${dir}/`,
+    `--listen-addr=127.0.0.1:${port}`,
+    `--state-dir=${dir}`,
+    '--telemetry=disable',
+    '--debug-addr=-',
+    '--log-level=warn',
   ]);
   const stop = async (): Promise<void> => {
     await proc.stop();

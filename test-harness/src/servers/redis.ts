@@ -1,8 +1,8 @@
 import { redisServerBinary } from './binaries.js';
 import { makeTempDir, removeTempDir } from './cleanup.js';
 import { freePort, freePorts, retryOnPortClash } from './ports.js';
-import { spawnServer, type ManagedProcess } from './process.js';
 import { redisPing } from './probes.js';
+import { type ManagedProcess, spawnServer } from './process.js';
 import { waitUntilReady } from './wait.js';
 
 export interface RedisSet {
@@ -22,8 +22,20 @@ async function requireRedisServer(): Promise<string> {
 
 async function launch(bin: string, port: number, dir: string): Promise<ManagedProcess> {
   const proc = spawnServer(`redis-server:${port}`, bin, [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-    '--daemonize', 'no', '--dir', dir, '--logfile', '',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    dir,
+    '--logfile',
+    '',
   ]);
   await waitUntilReady(proc, 'PING', () => redisPing('127.0.0.1', port), 15_000);
   return proc;

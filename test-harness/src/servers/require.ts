@@ -8,7 +8,10 @@ export function requiredBackends(env: NodeJS.ProcessEnv = process.env): Set<Back
   const raw = (env['HOLDFAST_REQUIRE_BACKENDS'] ?? '').trim().toLowerCase();
   if (raw === '' || raw === 'none' || raw === '0') return new Set();
   if (raw === 'all' || raw === '1' || raw === 'true') return new Set(BACKEND_KINDS);
-  const kinds = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const kinds = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const k of kinds) {
     if (!(BACKEND_KINDS as readonly string[]).includes(k)) {
       throw new Error(`HOLDFAST_REQUIRE_BACKENDS: unknown backend "${k}" (known: ${BACKEND_KINDS.join(', ')}, all)`);

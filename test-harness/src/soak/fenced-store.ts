@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
-import { type ServerAddress, listenOnLoopback } from '../faults/address.js';
+import { listenOnLoopback, type ServerAddress } from '../faults/address.js';
 
 /** One message from a worker: it began a hold, wrote under it, ended it, or was told it lost it. */
 export interface StoreRequest {
@@ -70,7 +70,10 @@ export class FencedStore {
   private readonly sockets = new Set<Socket>();
   private stopAfter = Number.POSITIVE_INFINITY;
 
-  private constructor(private readonly server: Server, readonly address: ServerAddress) {}
+  private constructor(
+    private readonly server: Server,
+    readonly address: ServerAddress,
+  ) {}
 
   static async start(): Promise<FencedStore> {
     const server = createServer();
@@ -157,7 +160,8 @@ export class FencedStore {
     for (const hold of state.open.values()) {
       if (hold.paused || this.stopped.has(hold.worker)) continue;
       this.figures.overlaps++;
-      if (this.overlapDetails.length < 20) this.overlapDetails.push(`${request.key}: grant ${request.grant} (token ${token}) began while ${hold.grant} held it`);
+      if (this.overlapDetails.length < 20)
+        this.overlapDetails.push(`${request.key}: grant ${request.grant} (token ${token}) began while ${hold.grant} held it`);
     }
     state.order.push(request.grant);
     if (state.order.length > 64) state.order.splice(0, state.order.length - 64);

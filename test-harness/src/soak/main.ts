@@ -36,12 +36,21 @@ store.stopAt(settings.grants);
 const run = Math.random().toString(36).slice(2, 8);
 const keys = Array.from({ length: settings.keys }, (_, i) => `holdfast-soak/${run}/key-${i}`);
 const started = performance.now();
-process.stderr.write(`[soak] ${settings.backend} at ${redactUrl(url)}: ${settings.workers} workers, ${settings.keys} keys, ${settings.grants} grants\n`);
+process.stderr.write(
+  `[soak] ${settings.backend} at ${redactUrl(url)}: ${settings.workers} workers, ${settings.keys} keys, ${settings.grants} grants\n`,
+);
 
 const workers: ChildProcess[] = [];
 const workerReports: unknown[] = [];
 for (let worker = 0; worker < settings.workers; worker++) {
-  const spec = { worker, url, store: store.address, keys, ttlMs: settings.ttlMs, waitMs: settings.ttlMs * 3 + settings.pauseMs[1] + 30_000 };
+  const spec = {
+    worker,
+    url,
+    store: store.address,
+    keys,
+    ttlMs: settings.ttlMs,
+    waitMs: settings.ttlMs * 3 + settings.pauseMs[1] + 30_000,
+  };
   const child = spawn(process.execPath, [WORKER, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'] });
   child.stdout!.setEncoding('utf8').on('data', (text: string) => {
     for (const line of text.split('\n').filter(Boolean)) workerReports.push(JSON.parse(line));
@@ -57,7 +66,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void server.stop().finally(() => process.exit(130));
   });
 }
-const progress = setInterval(() => process.stderr.write(`[soak] ${store.figures.grants} grants, ${pauser.figures.pauses} pauses\n`), 10_000);
+const progress = setInterval(
+  () => process.stderr.write(`[soak] ${store.figures.grants} grants, ${pauser.figures.pauses} pauses\n`),
+  10_000,
+);
 
 const allExited = Promise.all(workers.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
 let timer: NodeJS.Timeout | undefined;

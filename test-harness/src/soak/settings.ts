@@ -49,7 +49,8 @@ const USAGE =
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
   const [backend, ...rest] = argv;
   if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
-  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres' && backend !== 'mysql') throw new Error(USAGE);
+  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres' && backend !== 'mysql')
+    throw new Error(USAGE);
   const defaults = BACKEND_DEFAULTS[backend];
   const flags = new Map<string, string>();
   for (let i = 0; i < rest.length; i += 2) {

@@ -39,7 +39,14 @@ while (!stop) {
     continue;
   }
   const grant = `${spec.worker}:${++grants}`;
-  const request = (op: StoreRequest['op']): StoreRequest => ({ op, worker: spec.worker, grant, key, token: String(lock.token), requestedAt });
+  const request = (op: StoreRequest['op']): StoreRequest => ({
+    op,
+    worker: spec.worker,
+    grant,
+    key,
+    token: String(lock.token),
+    requestedAt,
+  });
   // Begin and two writes under the lock, each only while the holder believes it holds; a pause
   // between them is what fencing must absorb.
   const begun: { ok: boolean; stop: boolean } = lock.signal.aborted ? { ok: false, stop } : await store.send(request('begin'));

@@ -57,7 +57,10 @@ export const ESM_APP = (root: string): AppSpec => ({
     '@holdfast/cli',
   ],
   tsconfigs: {
-    'tsconfig.json': { compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out/nodenext' }, files: ['lock-app.ts'] },
+    'tsconfig.json': {
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out/nodenext' },
+      files: ['lock-app.ts'],
+    },
   },
   appFiles: ['lock-app.ts'],
 });
@@ -80,7 +83,10 @@ export const CJS_APP = (root: string): AppSpec => ({
       compilerOptions: { module: 'CommonJS', moduleResolution: 'Node10', esModuleInterop: true, outDir: 'out/node10' },
       files: ['lock-app.ts'],
     },
-    'tsconfig.nodenext.json': { compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out/nodenext' }, files: ['lock-app.cts'] },
+    'tsconfig.nodenext.json': {
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'out/nodenext' },
+      files: ['lock-app.cts'],
+    },
   },
   appFiles: ['lock-app.ts', 'lock-app.cts'],
   withTypeChecker: true,
@@ -103,15 +109,25 @@ export async function createApp(spec: AppSpec, packed: readonly PackedPackage[])
   if (spec.withTypeChecker) dependencies['@arethetypeswrong/core'] = ATTW_VERSION;
   // The optional peer behind @holdfast/core/typedi, so that entry point loads too.
   if (spec.packages.includes('@holdfast/test-harness')) dependencies['typedi'] = await installedVersion('typedi');
-  await writeFile(join(spec.dir, 'package.json'), JSON.stringify({ name: `holdfast-${spec.type}-app`, private: true, type: spec.type, dependencies }, null, 2));
+  await writeFile(
+    join(spec.dir, 'package.json'),
+    JSON.stringify({ name: `holdfast-${spec.type}-app`, private: true, type: spec.type, dependencies }, null, 2),
+  );
   for (const [name, config] of Object.entries(spec.tsconfigs)) {
-    await writeFile(join(spec.dir, name), JSON.stringify({ compilerOptions: { ...STRICT, ...config.compilerOptions }, files: config.files }, null, 2));
+    await writeFile(
+      join(spec.dir, name),
+      JSON.stringify({ compilerOptions: { ...STRICT, ...config.compilerOptions }, files: config.files }, null, 2),
+    );
   }
   for (const name of spec.appFiles) await copyFile(LOCK_APP, join(spec.dir, name));
-  const install = await runCommand('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
-    cwd: spec.dir,
-    timeoutMs: 300_000,
-  });
+  const install = await runCommand(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'],
+    {
+      cwd: spec.dir,
+      timeoutMs: 300_000,
+    },
+  );
   if (install.code !== 0) throw new Error(describeResult(`npm install in ${spec.dir}`, install));
 }
 
