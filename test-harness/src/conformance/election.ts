@@ -31,7 +31,14 @@ export function electionCases(cases: CaseFactory): void {
           // Lead briefly, then end the term so that another candidate leads next.
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 30);
-            signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(timer);
+                resolve();
+              },
+              { once: true },
+            );
           });
           leaders--;
         },
