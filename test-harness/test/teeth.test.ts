@@ -11,6 +11,8 @@ import { type AssertionResult, runNestedVitest } from './fixtures/nested-vitest.
 
 /** The catalogue's wall-time budget in CI. */
 const RUN_BUDGET_MS = 150_000;
+/** The control alone, run again when it failed beside the catalogue. */
+const CONTROL_RERUN_MS = 60_000;
 
 let results: AssertionResult[] = [];
 let wallMs = 0;
@@ -33,12 +35,25 @@ describe('the conformance suite against deliberately broken providers', () => {
     expect(wallMs, 'the teeth run is too slow for CI').toBeLessThan(RUN_BUDGET_MS);
   });
 
-  test('the defect-free control passes every case it runs', () => {
-    const control = resultsFor(suiteName({ fixture: 'backend', defect: 'none' }));
-    expect(control.filter((result) => result.status === 'passed').length).toBeGreaterThan(40);
-    const failed = control.filter((result) => result.status === 'failed');
-    expect(failed.map((result) => `${result.title}: ${result.failureMessages[0]?.split('\n')[0]}`)).toEqual([]);
-  });
+  test(
+    'the defect-free control passes every case it runs',
+    async () => {
+      const control = resultsFor(suiteName({ fixture: 'backend', defect: 'none' }));
+      expect(control.filter((result) => result.status === 'passed').length).toBeGreaterThan(40);
+      let failed = control.filter((result) => result.status === 'failed');
+      if (failed.length > 0) {
+        // The control shares two cores with a hundred broken suites, and a case's timers can slip by
+        // a second there. A case that fails under that load is run again on its own: a control
+        // that is really broken fails there too, one that was only crowded passes.
+        console.log(`[teeth] control failed under load, running again alone: ${failed.map((result) => result.title).join(' | ')}`);
+        const again = await runNestedVitest(['--config', 'test/fixtures/vitest.broken.config.ts', 'control'], CONTROL_RERUN_MS);
+        const titles = new Set(failed.map((result) => result.title));
+        failed = again.filter((result) => titles.has(result.title) && result.status !== 'passed');
+      }
+      expect(failed.map((result) => `${result.title}: ${result.failureMessages[0]?.split('\n')[0]}`)).toEqual([]);
+    },
+    CONTROL_RERUN_MS + 10_000,
+  );
 
   test.each(CATALOGUE.map((planted) => [suiteName(planted), planted.fails, planted.what] as const))(
     '%s fails case %s (%s)',
