@@ -4,6 +4,7 @@ import {
   type BackendGrant,
   type Extension,
   type GrantRequest,
+  isSlotRequest,
   NOT_HELD,
   type SlotRequest,
   stillHeld,
@@ -79,8 +80,8 @@ export class MemoryStore {
 
   /** Frees the key if `request`'s grant holds it. */
   abandon(request: GrantRequest): void {
-    if ((request as SlotRequest).limit !== undefined) {
-      this.slots.abandon(request as SlotRequest);
+    if (isSlotRequest(request)) {
+      this.slots.abandon(request);
       return;
     }
     const entry = this.current(request.key);

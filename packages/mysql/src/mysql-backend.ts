@@ -7,6 +7,7 @@ import {
   type GrantOutcome,
   type GrantRequest,
   granted,
+  isSlotRequest,
   type LockBackend,
   type SlotRequest,
   type WaitOptions,
@@ -74,7 +75,7 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
   }
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    const table = (request as SlotRequest).limit === undefined ? this.locks : this.slots;
+    const table = isSlotRequest(request) ? this.slots : this.locks;
     await table.release(request.key, request.lockId, call.signal);
   }
 

@@ -1,5 +1,13 @@
 import type { LockInfo } from '@holdfast/core';
-import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted, type SlotRequest } from '@holdfast/core/backend';
+import {
+  busy,
+  type CallContext,
+  type GrantOutcome,
+  type GrantRequest,
+  granted,
+  isSlotRequest,
+  type SlotRequest,
+} from '@holdfast/core/backend';
 import { RedisBackend } from './redis-backend.js';
 import { RedisSlot, releaseSlot } from './slot-grant.js';
 import { slotHolders } from './slot-holders.js';
@@ -32,7 +40,7 @@ export class SingleNodeBackend extends RedisBackend {
   }
 
   override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    if ((request as SlotRequest).limit === undefined) return super.abandon(request, call);
+    if (!isSlotRequest(request)) return super.abandon(request, call);
     await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
   }
 }
