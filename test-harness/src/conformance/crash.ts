@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { ErrorCode, type Semaphore } from '@holdfast/core';
+import { CHANNELS, ErrorCode, type LockEvent, type Semaphore } from '@holdfast/core';
 import { expect, type TestContext, test } from 'vitest';
 import { childScript } from '../faults/child-script.js';
 import { codeOf, elapsed } from '../helpers/index.js';
@@ -50,6 +51,19 @@ async function startChild(
 
 function killIfRunning(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** Resolves when core reports that `owner` has begun waiting for `key`. */
+function waitStarted(owner: string, key: string): Promise<void> {
+  return new Promise((resolve) => {
+    const onWait = (message: unknown) => {
+      const event = message as LockEvent;
+      if (event.owner !== owner || event.key !== key) return;
+      unsubscribe(CHANNELS.wait, onWait);
+      resolve();
+    };
+    subscribe(CHANNELS.wait, onWait);
+  });
 }
 
 export function crashCases(cases: CaseFactory): void {
@@ -111,6 +125,37 @@ export function crashCases(cases: CaseFactory): void {
       expect(taken.value.token, "the token after a crash is not above the crashed holder's").toBeGreaterThan(
         BigInt(line.slice('HELD '.length)),
       );
+    } finally {
+      killIfRunning(child);
+    }
+  });
+
+  test.concurrent('64. a waiter whose process is killed with SIGKILL while it waits delays the next waiter by at most TTL (+ backend delay)', async (t) => {
+    const c = cases(t);
+    if (skippedWithoutChild(c, t)) return;
+    const key = c.key('waiter');
+    const ttlMs = c.timing.shortTtlMs;
+    const holding = await c.provider();
+    const held = await c.within('tryAcquire answers', holding.tryAcquire(key, { ttlMs: 60_000 }));
+    expect(held, 'a free key was refused').not.toBeNull();
+    // A queued backend gives the child's place to nobody while it lives: it waits ahead of the next waiter.
+    const { child, line } = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits for the lock');
+    try {
+      expect(line, 'the child did not report waiting').toBe('WAITING');
+      const next = await c.provider();
+      const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
+      const waitMs = bound + c.timing.slackMs * 2;
+      const nextWaits = waitStarted(next.owner, key);
+      const granted = next.acquire(key, { waitMs }).then((lock) => ({ lock, at: Date.now() }));
+      granted.catch(() => undefined);
+      await c.within('the next waiter waits', nextWaits);
+      child.kill('SIGKILL');
+      await c.within('the killed child exits', once(child, 'exit'));
+      const releasedAt = Date.now();
+      await c.within('release answers', held!.release());
+      const taken = await c.within('the next waiter is granted', granted, waitMs + c.timing.slackMs);
+      expect(taken.at - releasedAt, 'the killed waiter held up the next one').toBeLessThan(bound + c.timing.promptWakeMs);
+      expect(taken.lock.token, "the next waiter's token is not above the released holder's").toBeGreaterThan(held!.token);
     } finally {
       killIfRunning(child);
     }
