@@ -3,6 +3,8 @@ import type { ObjectId } from 'mongodb';
 /** MongoDB's lock states (`type_locks`); 1 (LOCK_PREP) is legacy and never written. */
 export const UNLOCKED = 0;
 export const LOCKED = 2;
+/** Holdfast only (FerretDB): the key is a semaphore; its holders are in `holders` (see slot-state.ts). */
+export const SLOTS = 3;
 
 /**
  * A lock document, shaped as MongoDB's `config.locks`, plus Holdfast's fields:
@@ -13,7 +15,7 @@ export const LOCKED = 2;
  */
 export interface LockDocument {
   _id: string;
-  state: typeof UNLOCKED | typeof LOCKED;
+  state: typeof UNLOCKED | typeof LOCKED | typeof SLOTS;
   process: string;
   ts: ObjectId;
   who: string;
@@ -29,6 +31,25 @@ export interface LockDocument {
   version?: number;
   /** FerretDB only: the id of the commit that wrote this version, unique to it. */
   commit?: ObjectId;
+  /** Semaphore states only (state SLOTS): the key's limit and its holders, oldest first. */
+  limit?: number;
+  holders?: SlotHolder[];
+}
+
+/** One holder of a semaphore slot: the fields a lock document has for its one holder. */
+export interface SlotHolder {
+  ts: ObjectId;
+  lockId: string;
+  process: string;
+  who: string;
+  why: string;
+  when: Date;
+  /** This holder's token: the key's fence counter at its take. */
+  fence: number;
+  lease: number;
+  renew: boolean;
+  /** Changed by every extend: a sign of life for contenders, as on a lock document. */
+  extended?: Date;
 }
 
 /** A ping document, shaped as MongoDB's `config.lockpings`. */

@@ -4,6 +4,7 @@ import { type LockDocument, UNLOCKED } from './documents.js';
 import { isNetworkError } from './driver-errors.js';
 import type { ExpiryCheck } from './expiry-check.js';
 import type { Acquisition, LockCatalog } from './lock-catalog.js';
+import { KeyHasSlots } from './slot-state.js';
 
 /** Immediate retries of a grab after a network error (lockWithSessionID's kMaxNumLockAcquireRetries). */
 const NETWORK_RETRIES = 2;
@@ -90,6 +91,7 @@ async function unlessUnknown(
 /** The command may have taken the lock: queue an unlock of this pass's ts and fail the attempt. */
 function unknownState(parts: PassParts, acquisition: Acquisition, error: unknown): never {
   // Nothing reached the server when no server could be selected: the state is known, unchanged.
-  if (!(error instanceof MongoServerSelectionError)) parts.unlockSoon(acquisition.key, acquisition.ts);
+  // Nor when the grab met a semaphore: it wrote nothing.
+  if (!(error instanceof MongoServerSelectionError) && !(error instanceof KeyHasSlots)) parts.unlockSoon(acquisition.key, acquisition.ts);
   throw error;
 }

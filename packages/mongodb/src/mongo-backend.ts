@@ -1,4 +1,4 @@
-import type { Capabilities, LockInfo } from '@holdfast/core';
+import { type Capabilities, LockConflictError, type LockInfo, UnsupportedError } from '@holdfast/core';
 import {
   type Busy,
   busy,
@@ -6,7 +6,9 @@ import {
   type GrantOutcome,
   type GrantRequest,
   granted,
+  isSlotRequest,
   type LockBackend,
+  type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import type { MongoClient, ObjectId } from 'mongodb';
@@ -14,13 +16,20 @@ import { allowManyListeners, bounded } from './bounded.js';
 import { mongoCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
-import { acquisitionFor, grantPass, type MongoWake } from './grant-pass.js';
+import { acquisitionFor, grantPass, type MongoWake, type PassOutcome } from './grant-pass.js';
 import { LiveGrants } from './live-grants.js';
+import type { Acquisition, LockCatalog } from './lock-catalog.js';
 import { MongoGrant } from './mongo-grant.js';
 import type { DistLockSettings } from './options.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
+import type { SlotCatalog } from './slot-catalog.js';
+import { slotHolderInfos } from './slot-holders.js';
+import { SlotJudge } from './slot-judge.js';
+import { slotPass } from './slot-pass.js';
+import { KeyHasSlots, type SlotState } from './slot-state.js';
 import { UnlockQueue } from './unlock-queue.js';
 import type { ChainTiming } from './version-chain.js';
+import { VersionedCatalog } from './versioned-catalog.js';
 
 export interface MongoBackendOptions {
   readonly client: MongoClient;
@@ -49,6 +58,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
   /** Set once connect() has finished. */
   private ready: Connected | undefined;
   private closed = false;
+  private slotJudge: SlotJudge | undefined;
 
   constructor(private readonly options: MongoBackendOptions) {
     this.capabilities = mongoCapabilities(options.settings);
@@ -70,13 +80,51 @@ export class MongoBackend implements LockBackend<MongoWake> {
    */
   async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {
     const parts = await bounded(call, this.connected());
+    return this.pass(request, parts, call, async (acquisition) => {
+      try {
+        return await grantPass({ ...parts, unlockSoon: (key, ts) => this.unlockSoon(key, ts) }, acquisition, call);
+      } catch (error) {
+        if (!(error instanceof KeyHasSlots)) throw error;
+        return { busy: await this.expireSlotsOrConflict(error.state, parts, call) };
+      }
+    });
+  }
+
+  /**
+   * One attempt at a semaphore slot (FerretDB: version records, see slot-catalog.ts). On mongod the
+   * lock documents are changed in place by findAndModify and have no version records for slots.
+   */
+  async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {
+    const parts = await bounded(call, this.connected());
+    const slots = slotsOf(parts.catalog);
+    const judge = this.judgeOf(parts);
+    const unlockSoon = (key: string, ts: ObjectId) => this.unlockSoon(key, ts);
+    return this.pass(request, parts, call, (acquisition) =>
+      slotPass({ slots, judge, expiry: parts.expiry, unlockSoon }, acquisition, request.limit, call),
+    );
+  }
+
+  async slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    const parts = await bounded(call, this.connected());
+    const slots = slotsOf(parts.catalog);
+    const readServerInfo = this.options.readServerInfo ?? readServerStatus;
+    return bounded(call, slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call));
+  }
+
+  /** A grant pass (a lock's or a slot's) and what follows it: the late-reply checks, then a live grant. */
+  private async pass(
+    request: GrantRequest,
+    parts: Connected,
+    call: CallContext,
+    run: (acquisition: Acquisition) => Promise<PassOutcome>,
+  ): Promise<GrantOutcome<MongoWake>> {
     const acquisition = acquisitionFor(request, this.processId);
     const sentAt = Date.now();
     const id = acquisition.ts.toHexString();
     // Claimed from before the first write until the grant is live (or the pass ends), so never an orphan.
     this.grabbing.add(id);
     try {
-      const outcome = await grantPass({ ...parts, unlockSoon: (key, ts) => this.unlockSoon(key, ts) }, acquisition, call);
+      const outcome = await run(acquisition);
       // Core no longer waits for this pass: its abandon(request) frees the grant, by lockId.
       call.signal.throwIfAborted();
       if ('busy' in outcome) return busy(outcome.busy);
@@ -101,9 +149,26 @@ export class MongoBackend implements LockBackend<MongoWake> {
     await wakeUps.wait(key, wake, options);
   }
 
-  /** Frees the key if the lock document still carries this request's lockId (its grant landed unseen). */
+  /**
+   * A lock grab met a semaphore with holders: a conflict while any may be live; when all are judged
+   * expired they are dropped and the key is free for the next attempt, at once.
+   */
+  private async expireSlotsOrConflict(state: SlotState, parts: Connected, call: CallContext): Promise<MongoWake> {
+    const verdict = await this.judgeOf(parts).judge(state._id, state.holders, call);
+    if (verdict.live.length > 0) throw new LockConflictError(state._id, 'it is in use as a semaphore, not a plain lock');
+    await slotsOf(parts.catalog).expireOut(state, verdict.expired, call);
+    return { holder: null, judgeableAt: Date.now() };
+  }
+
+  private judgeOf(parts: Connected): SlotJudge {
+    this.slotJudge ??= new SlotJudge(parts.expiry);
+    return this.slotJudge;
+  }
+
+  /** Frees the key if the lock document (or a slot) still carries this request's lockId (its grant landed unseen). */
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     const { catalog } = await bounded(call, this.connected());
+    if (isSlotRequest(request)) return bounded(call, slotsOf(catalog).abandon(request.key, request.lockId, call));
     const current = await bounded(call, catalog.getLockByName(request.key, call));
     if (current?.state !== LOCKED || current.lockId !== request.lockId) return;
     try {
@@ -186,4 +251,14 @@ export class MongoBackend implements LockBackend<MongoWake> {
       () => undefined,
     );
   }
+}
+
+/** The semaphore commands: only the version-record catalog (FerretDB) has them. */
+function slotsOf(catalog: LockCatalog): SlotCatalog {
+  if (catalog instanceof VersionedCatalog) return catalog.slots;
+  throw new UnsupportedError(
+    'mongodb',
+    'semaphores',
+    'on mongod the adapter changes lock documents in place with findAndModify; slots are built on the version records used on FerretDB (see docs/semaphores.md)',
+  );
 }

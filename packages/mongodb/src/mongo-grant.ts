@@ -1,9 +1,10 @@
 import { type BackendGrant, type CallContext, type Extension, type GrantRequest, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { ObjectId } from 'mongodb';
 import { bounded } from './bounded.js';
-import { LOCKED, type LockDocument } from './documents.js';
+import type { LockDocument } from './documents.js';
 import type { LiveGrants } from './live-grants.js';
 import type { HeldAcquisition, LockCatalog } from './lock-catalog.js';
+import { holdsIn } from './slot-state.js';
 
 /** What a grant needs from its provider instance. */
 export interface GrantHost {
@@ -14,8 +15,9 @@ export interface GrantHost {
 }
 
 /**
- * One acquisition: its session id (ts) and the document its grab returned (on FerretDB, its version
- * says where to look for changes). Every command it sends is filtered by that ts, so it only ever
+ * One acquisition, of a lock or of a semaphore slot: its session id (ts) and the document its grab
+ * returned (on FerretDB, its version says where to look for changes; for a slot, the semaphore state
+ * its take committed). Every command it sends is filtered by that ts, so it only ever
  * extends, checks or frees this acquisition, never a later holder's.
  */
 export class MongoGrant implements BackendGrant, HeldAcquisition {
@@ -77,7 +79,7 @@ export class MongoGrant implements BackendGrant, HeldAcquisition {
 
   async isHeld(call: CallContext): Promise<boolean> {
     const current = await bounded(call, this.host.catalog.getLockByName(this.key, call));
-    const held = current?.state === LOCKED && current.ts.equals(this.ts);
+    const held = holdsIn(current, this.ts);
     if (!held) this.host.live.delete(this);
     return held;
   }

@@ -1,9 +1,11 @@
 import { BackendError } from '@holdfast/core';
 import type { Collection, Db, ObjectId } from 'mongodb';
 import { allowManyListeners, type Bound } from './bounded.js';
-import { LOCKED, type LockDocument, UNLOCKED } from './documents.js';
+import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from './documents.js';
 import { prefixRange } from './key-range.js';
 import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
+import { SlotCatalog } from './slot-catalog.js';
+import { holdsIn, isSlotState, KeyHasSlots } from './slot-state.js';
 import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';
 
 /** How often forceUnlock re-reads and retries when other writers keep moving the lock. */
@@ -28,6 +30,8 @@ const LIST_BATCH = 50;
  */
 export class VersionedCatalog implements LockCatalog {
   private readonly chain: VersionChain;
+  /** Semaphores, on the same version records: a key is a lock or a semaphore at each version. */
+  readonly slots: SlotCatalog;
 
   constructor(
     db: Db,
@@ -36,6 +40,7 @@ export class VersionedCatalog implements LockCatalog {
     private readonly timing: ChainTiming = CHAIN_TIMING,
   ) {
     this.chain = new VersionChain(db, locksCollection, timing);
+    this.slots = new SlotCatalog(this.chain, processId);
   }
 
   get locks(): Collection<LockDocument> {
@@ -49,6 +54,7 @@ export class VersionedCatalog implements LockCatalog {
   async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
     const read = await this.chain.head(acquisition.key, bound);
     const { current } = read;
+    throwIfSlotsHeld(current);
     // Our own earlier grab of this pass landed although its reply was lost.
     if (current?.state === LOCKED) return current.ts.equals(acquisition.ts) ? current : null;
     return this.chain.commit(acquisition.key, read, this.acquire(acquisition, current), bound);
@@ -57,12 +63,14 @@ export class VersionedCatalog implements LockCatalog {
   async overtakeLock(acquisition: Acquisition, currentHolderTs: ObjectId, bound: Bound): Promise<LockDocument | null> {
     const read = await this.chain.head(acquisition.key, bound);
     const { current } = read;
+    throwIfSlotsHeld(current);
     if (current?.state === LOCKED && !current.ts.equals(currentHolderTs)) return current.ts.equals(acquisition.ts) ? current : null;
     return this.chain.commit(acquisition.key, read, this.acquire(acquisition, current), bound);
   }
 
   async unlock(held: HeldAcquisition, bound: Bound): Promise<boolean> {
     const known = held.granted;
+    if (isSlotState(known)) return this.slots.release(held, bound);
     // Released soon after the grant: based on the grant's own read, no need to read again (a late
     // reply is refused by the act window, as for any commit).
     if (known?.version && known.readStartedAt !== undefined && performance.now() - known.readStartedAt < this.timing.actWindowMs / 2) {
@@ -70,6 +78,7 @@ export class VersionedCatalog implements LockCatalog {
     }
     for (let attempt = 0; attempt < 2; attempt++) {
       const read = await this.chain.head(held.key, bound);
+      if (isSlotState(read.current)) return this.slots.release(held, bound, read);
       if (read.current?.state !== LOCKED || !read.current.ts.equals(held.ts)) return false;
       if (await this.commitUnlock(held.key, read, bound)) return true;
     }
@@ -82,16 +91,28 @@ export class VersionedCatalog implements LockCatalog {
     for (const lock of await this.heldByProcess(bound)) await this.unlock({ key: lock._id, ts: lock.ts }, bound);
   }
 
-  /** From the mirrors (a scan on FerretDB): a hint, confirmed on the chain before anything is decided. */
-  heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
-    return this.locks
-      .find({ process: this.processId, state: LOCKED }, { projection: { _id: 1, ts: 1 }, signal: bound.signal })
-      .toArray() as Promise<{ _id: string; ts: ObjectId }[]>;
+  /**
+   * From the mirrors (a scan on FerretDB, one for locks and slots): a hint, confirmed on the chain
+   * before anything is decided. A slot of this process counts as one entry, by its own ts.
+   */
+  async heldByProcess(bound: Bound): Promise<{ _id: string; ts: ObjectId }[]> {
+    const mirrors = await this.locks
+      .find(
+        { $or: [{ process: this.processId, state: LOCKED }, { state: SLOTS }] },
+        { projection: { _id: 1, ts: 1, state: 1, holders: 1 }, signal: bound.signal },
+      )
+      .toArray();
+    return mirrors.flatMap((lock) =>
+      isSlotState(lock)
+        ? lock.holders.filter((holder) => holder.process === this.processId).map((holder) => ({ _id: lock._id, ts: holder.ts }))
+        : [{ _id: lock._id, ts: lock.ts }],
+    );
   }
 
   async forceUnlock(key: string, bound: Bound): Promise<boolean> {
     for (let attempt = 0; attempt < FORCE_ATTEMPTS; attempt++) {
       const read = await this.chain.head(key, bound);
+      if (isSlotState(read.current)) return this.slots.clear(key, bound, read);
       if (read.current?.state !== LOCKED) return false;
       if (await this.commitUnlock(key, read, bound)) return true;
     }
@@ -104,6 +125,7 @@ export class VersionedCatalog implements LockCatalog {
    */
   async extend(held: HeldAcquisition, lease: number, bound: Bound): Promise<boolean> {
     const own = held.granted;
+    if (isSlotState(own)) return (await this.slots.extend(held, lease, bound)) !== null;
     if (!own?.version || (await this.chain.read(held.key, own.version + 1, bound))) return false;
     const updated = await this.chain.setLease(own, lease, bound);
     if (!updated || !sameCommit(updated, own)) return false;
@@ -164,6 +186,7 @@ export class VersionedCatalog implements LockCatalog {
       .filter((acquisition) => {
         const current = latest.get(acquisition.key);
         const own = acquisition.granted;
+        if (isSlotState(own)) return holdsIn(current, acquisition.ts);
         if (!current || current.state !== LOCKED || !current.ts.equals(acquisition.ts)) return false;
         return !own?.version || sameCommit(current, own);
       })
@@ -171,6 +194,7 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   private async isStillHeld(acquisition: HeldAcquisition, bound: Bound): Promise<boolean> {
+    if (isSlotState(acquisition.granted)) return holdsIn((await this.chain.head(acquisition.key, bound)).current, acquisition.ts);
     if (acquisition.granted?.version) return this.chain.isLatest(acquisition.granted, bound);
     const { current } = await this.chain.head(acquisition.key, bound);
     return current?.state === LOCKED && current.ts.equals(acquisition.ts);
@@ -185,6 +209,11 @@ export class VersionedCatalog implements LockCatalog {
     const fence = Number(base?.fence ?? 0) + 1;
     return { ts, lockId, state: LOCKED, who, process: this.processId, when: new Date(), why, lease, renew, fence };
   }
+}
+
+/** A plain lock grab must not commit over a semaphore that has holders (the backend judges them). */
+function throwIfSlotsHeld(current: LockDocument | null): void {
+  if (isSlotState(current) && current.holders.length > 0) throw new KeyHasSlots(current);
 }
 
 function fieldsOf(lock: LockDocument & { readStartedAt?: number }): LockFields {

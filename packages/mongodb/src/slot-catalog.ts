@@ -1,0 +1,113 @@
+import { BackendError } from '@holdfast/core';
+import type { ObjectId } from 'mongodb';
+import type { Bound } from './bounded.js';
+import type { LockDocument, SlotHolder } from './documents.js';
+import type { Acquisition } from './lock-catalog.js';
+import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
+import type { ChainRead, LockFields, VersionChain } from './version-chain.js';
+
+/** How often a change is re-read and retried when other writers keep moving the key meanwhile. */
+const CHANGE_ATTEMPTS = 16;
+
+/** A committed state, with when the read it was based on began (what an unlock soon after may reuse). */
+export type Committed = LockDocument & { readStartedAt: number };
+
+/**
+ * Semaphores on FerretDB, on the key's version chain (version-chain.ts), the same records as its
+ * plain lock states: a semaphore state is one version holding the limit and every holder. Every
+ * change (take, release, extend, expire-out, forced release) is the unique insert of the next
+ * version computed from the latest, so the holder set changes in one line of versions, each a
+ * whole, checked successor of the one before: two takes based on the same version cannot both
+ * land, and a take counts every holder of the version it extends. A write delayed for any time is
+ * refused (E11000) or, where its id was pruned, not acted on (VersionChain, rule 2): it can never
+ * add a holder to a state it did not see. Nothing updates a record in place (FerretDB's filtered
+ * updates are not atomic; an extend in place could be lost under another holder's write).
+ */
+export class SlotCatalog {
+  constructor(
+    private readonly chain: VersionChain,
+    private readonly processId: string,
+  ) {}
+
+  head(key: string, bound: Bound): Promise<ChainRead> {
+    return this.chain.head(key, bound);
+  }
+
+  /** Commits `holders` plus this acquisition as the key's next state; null when another writer moved it first. */
+  take(acquisition: Acquisition, read: ChainRead, limit: number, holders: SlotHolder[], bound: Bound): Promise<Committed | null> {
+    const fence = Number(read.current?.fence ?? 0) + 1;
+    const mine = holderFor(acquisition, this.processId, fence);
+    return this.chain.commit(acquisition.key, read, slotStateFields(limit, [...holders, mine], fence), bound);
+  }
+
+  /** Frees the slot `ts` holds; false when it holds none. `first` is a read already made. */
+  async release(held: { key: string; ts: ObjectId }, bound: Bound, first?: ChainRead): Promise<boolean> {
+    const done = await this.rewrite(held.key, bound, first, (state) => without(state, (holder) => holder.ts.equals(held.ts)));
+    return done !== null;
+  }
+
+  /** Frees whatever slot the attempt `lockId` may hold although its reply was lost. */
+  async abandon(key: string, lockId: string, bound: Bound): Promise<void> {
+    await this.rewrite(key, bound, undefined, (state) => without(state, (holder) => holder.lockId === lockId));
+  }
+
+  /** Drops these (judged expired) holders; false when the state changed meanwhile, so that the judgement is void. */
+  async expireOut(state: SlotState, expired: readonly SlotHolder[], bound: Bound): Promise<boolean> {
+    const read = await this.chain.head(state._id, bound);
+    if (!isSlotState(read.current) || read.current.commit === undefined || !read.current.commit.equals(state.commit!)) return false;
+    const gone = new Set(expired.map((holder) => holder.ts.toHexString()));
+    const fields = without(read.current, (holder) => gone.has(holder.ts.toHexString()));
+    return fields !== null && (await this.chain.commit(state._id, read, fields, bound)) !== null;
+  }
+
+  /** A new lease for the slot `ts` holds (the new `extended` is the sign of life contenders look for); null when it holds none. */
+  extend(held: { key: string; ts: ObjectId }, lease: number, bound: Bound): Promise<Committed | null> {
+    return this.rewrite(held.key, bound, undefined, (state) => {
+      const at = state.holders.findIndex((holder) => holder.ts.equals(held.ts));
+      if (at < 0) return null;
+      const holders = [...state.holders];
+      const before = holders[at]!;
+      // Strictly later than the last one, so that an observation always sees the change.
+      const extended = new Date(Math.max(Date.now(), (before.extended?.getTime() ?? 0) + 1));
+      holders[at] = { ...before, lease, extended };
+      return slotStateFields(state.limit, holders, state.fence);
+    });
+  }
+
+  /** Administrative: frees every slot; true if there were holders. The limit and the fence stay. */
+  async clear(key: string, bound: Bound, first?: ChainRead): Promise<boolean> {
+    return (
+      (await this.rewrite(key, bound, first, (state) =>
+        state.holders.length > 0 ? slotStateFields(state.limit, [], state.fence) : null,
+      )) !== null
+    );
+  }
+
+  /**
+   * Reads the key (or uses `first`), asks `edit` for the next state of a semaphore key (null: nothing
+   * to change, also when the key is no semaphore) and commits it; a lost race reads again.
+   */
+  private async rewrite(
+    key: string,
+    bound: Bound,
+    first: ChainRead | undefined,
+    edit: (state: SlotState) => LockFields | null,
+  ): Promise<Committed | null> {
+    let read = first;
+    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+      read ??= await this.chain.head(key, bound);
+      const fields = isSlotState(read.current) ? edit(read.current) : null;
+      if (!fields) return null;
+      const committed = await this.chain.commit(key, read, fields, bound);
+      if (committed) return committed;
+      read = undefined;
+    }
+    throw new BackendError('mongodb', `the semaphore "${key}" changed ${CHANGE_ATTEMPTS} times while it was being changed`);
+  }
+}
+
+/** The state without the holders `leaving` picks; null when it picks none. */
+function without(state: SlotState, leaving: (holder: SlotHolder) => boolean): LockFields | null {
+  const holders = state.holders.filter((holder) => !leaving(holder));
+  return holders.length === state.holders.length ? null : slotStateFields(state.limit, holders, state.fence);
+}

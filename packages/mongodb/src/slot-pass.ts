@@ -1,0 +1,67 @@
+import { LockConflictError } from '@holdfast/core';
+import type { CallContext } from '@holdfast/core/backend';
+import { MongoServerSelectionError, type ObjectId } from 'mongodb';
+import { LOCKED, type SlotHolder } from './documents.js';
+import type { ExpiryCheck } from './expiry-check.js';
+import type { PassOutcome } from './grant-pass.js';
+import type { Acquisition } from './lock-catalog.js';
+import type { SlotCatalog } from './slot-catalog.js';
+import type { SlotJudge } from './slot-judge.js';
+import { isSlotState } from './slot-state.js';
+
+/** Takes re-read after losing the race for the next version, before answering busy (the waiter tries again at once). */
+const TAKE_ATTEMPTS = 4;
+
+export interface SlotPassParts {
+  readonly slots: SlotCatalog;
+  readonly judge: SlotJudge;
+  readonly expiry: ExpiryCheck;
+  /** Queues an unlock by ts for the pinger to retry until the server confirms it. */
+  unlockSoon(key: string, ts: ObjectId): void;
+}
+
+/**
+ * One attempt at a slot: read the key's latest state; a plain lock still held is a conflict; a
+ * semaphore with another limit and a live holder is a conflict; when all slots are taken, judge
+ * the holders (expiry.ts) and count only the live ones; if a slot is free, commit the next state
+ * with this acquisition added (and the expired holders dropped). The pass settles only once no
+ * write of it can still land.
+ */
+export async function slotPass(parts: SlotPassParts, acquisition: Acquisition, limit: number, call: CallContext): Promise<PassOutcome> {
+  const { key } = acquisition;
+  for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+    const read = await parts.slots.head(key, call);
+    const { current } = read;
+    let holders: SlotHolder[] = [];
+    let judgeableAt: number | undefined;
+    if (current?.state === LOCKED) {
+      const verdict = await parts.expiry.observe(current, call);
+      if (!verdict.expired) throw new LockConflictError(key, 'it is held as a plain lock, not a semaphore');
+    } else if (isSlotState(current)) {
+      holders = current.holders;
+      if (current.limit !== limit || holders.length >= limit) {
+        ({ live: holders, judgeableAt } = await parts.judge.judge(key, holders, call));
+        if (current.limit !== limit && holders.length > 0) {
+          throw new LockConflictError(key, `it is in use as a semaphore with limit ${current.limit}, not ${limit}`);
+        }
+      }
+    }
+    if (holders.length >= limit) return { busy: { holder: current, judgeableAt } };
+    const taken = await unlessUnknown(parts, acquisition, () => parts.slots.take(acquisition, read, limit, holders, call));
+    if (taken) {
+      if (current?.state === LOCKED) parts.expiry.forget(key);
+      return { granted: taken };
+    }
+  }
+  return { busy: { holder: null, judgeableAt: Date.now() } };
+}
+
+async function unlessUnknown<T>(parts: SlotPassParts, acquisition: Acquisition, command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (error) {
+    // The take may have landed: free it by its ts once the server answers (nothing was sent when no server could be selected).
+    if (!(error instanceof MongoServerSelectionError)) parts.unlockSoon(acquisition.key, acquisition.ts);
+    throw error;
+  }
+}
