@@ -28,13 +28,15 @@ export function semaphoreCases(cases: CaseFactory): void {
     let most = 0;
     let grants = 0;
     const tokens: bigint[] = [];
+    // Long enough for grants to overlap where each grant is a serialized write of tens of ms (FerretDB).
+    const holdMs = Math.max(5, c.timing.promptWakeMs / 20);
     const worker = async (semaphore: Semaphore): Promise<void> => {
       while (grants < 30) {
         const slot = await semaphore.acquire({ waitMs: 10 * (c.timing.promptWakeMs + c.timing.slackMs) });
         grants++;
         tokens.push(slot.token);
         most = Math.max(most, ++holding);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await new Promise((resolve) => setTimeout(resolve, holdMs));
         holding--;
         await slot.release();
       }
