@@ -65,7 +65,11 @@ export class GrantTaker {
     if (backend.acquireQueued && !isSlotRequest(attempt.request)) {
       // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
       // cannot jump the queue; it tells a waiter apart from an immediate grant.
-      const immediate = await this.attemptGrant(attempt, signal, undefined);
+      // A backend failure of that attempt is retried by the queued wait, as the loop below retries it.
+      const immediate = await this.attemptGrant(attempt, signal, undefined).catch((error: unknown) => {
+        if (waitMs === 0 || signal.aborted || !isTransient(error)) throw error;
+        return null;
+      });
       if (immediate) return this.unlessAborted(attempt, immediate, signal);
       if (waitMs === 0) throw new LockTimeoutError(attempt.request.key, waitMs);
       publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key: attempt.request.key }));

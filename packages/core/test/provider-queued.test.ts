@@ -80,3 +80,23 @@ test('a failing queue is a BackendError, not a timeout', async () => {
   expect((error as Error).message).toContain('ECONNRESET');
   await provider.close();
 });
+
+test('a backend failure of the first try is no answer: the acquire goes on to queue, as a polling wait retries it', async () => {
+  const { backend, provider } = setup();
+  backend.behaviour.tryGrant = 'fail';
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000 }));
+  await advanceTo(100);
+  expect(backend.queuedDeadlines, 'the failed try was followed by the queued wait').toEqual([10_000]);
+  backend.handOff('k');
+  await advanceTo(100);
+  expect(waiting.value?.token).toBe(1n);
+  await provider.close();
+});
+
+test('waitMs: 0 keeps a backend failure of its one try', async () => {
+  const { backend, provider } = setup();
+  backend.behaviour.tryGrant = 'fail';
+  await expect(provider.acquire('k', { waitMs: 0 })).rejects.toBeInstanceOf(BackendError);
+  expect(backend.queuedDeadlines).toEqual([]);
+  await provider.close();
+});
