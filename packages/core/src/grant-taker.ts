@@ -66,8 +66,10 @@ export class GrantTaker {
       // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
       // cannot jump the queue; it tells a waiter apart from an immediate grant.
       // A backend failure of that attempt is retried by the queued wait, as the loop below retries it.
-      const immediate = await this.attemptGrant(attempt, signal, undefined).catch((error: unknown) => {
-        if (waitMs === 0 || signal.aborted || !isTransient(error)) throw error;
+      // Bounded by the deadline like every waiting attempt: a hung server must not hold the caller past it.
+      const immediate = await this.attemptGrant(attempt, signal, waitMs === 0 ? undefined : deadline).catch((error: unknown) => {
+        // Cut by the deadline, or failed with no time left: the failure is the answer.
+        if (waitMs === 0 || signal.aborted || !isTransient(error) || Date.now() >= deadline) throw error;
         return null;
       });
       if (immediate) return this.unlessAborted(attempt, immediate, signal);
