@@ -16,6 +16,10 @@ export interface LockKeys {
   readonly slots: string;
   /** Published by the release scripts. */
   readonly channel: string;
+  /** Single node: the waiters of a plain lock, a sorted set by arrival (queue-scripts.ts). */
+  readonly queue: string;
+  /** Single node: each queued waiter's expiry on the server's clock. */
+  readonly queueExpiries: string;
 }
 
 /**
@@ -44,6 +48,8 @@ export class KeyNames {
       holder: `${lock}${COMPANION}holder`,
       slots: `${lock}${COMPANION}slots`,
       channel: this.releasedPrefix + key,
+      queue: `${lock}${COMPANION}queue`,
+      queueExpiries: `${lock}${COMPANION}queue-expiries`,
     };
   }
 

@@ -16,6 +16,7 @@ import { type InspectReply, inspectionOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
 import { listLocks } from './listing.js';
 import type { NodeSet } from './node-set.js';
+import { QueuedWaiters } from './queued-waiters.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ReleaseSubscription } from './release-subscription.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
@@ -41,15 +42,17 @@ export class RedisBackend implements LockBackend<WakeHint> {
   protected readonly subscription: ReleaseSubscription;
   /** Slot holders waiting to hear of a forced release of their key. */
   protected readonly forced = new ForcedReleases();
+  /** Single node: the provider's waiters in server-side queues (a quorum has none). */
+  protected readonly queued = new QueuedWaiters();
 
   constructor(
     protected readonly nodes: NodeSet,
     protected readonly names: KeyNames,
-    private readonly settings: RedisBackendSettings,
+    protected readonly settings: RedisBackendSettings,
   ) {
     this.capabilities = nodes.isQuorum ? QUORUM_CAPABILITIES : SINGLE_NODE_CAPABILITIES;
     this.wakeUps = new WakeUps(settings.pollIntervalMs);
-    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced);
+    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced, this.queued);
   }
 
   async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {

@@ -13,10 +13,12 @@ const UNBOUNDED = new AbortController().signal;
  * report the outcome, and a server we never reached cannot hold it. True if any node freed it.
  */
 export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<boolean> {
+  // Only one server queues waiters (queue-scripts.ts).
+  const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
   const votes = await nodes.ask(
     signal,
     'release',
-    (client) => RELEASE.run(client, [keys.lock, keys.holder], [lockId, keys.channel]) as Promise<number>,
+    (client) => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>,
     {
       ifNeverConnected: 0,
       decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },

@@ -1,7 +1,11 @@
 import { type ForcedReleases, forcedSlotsIn } from './forced-releases.js';
 import type { KeyNames } from './key-names.js';
+import type { QueuedWaiters } from './queued-waiters.js';
 import type { RedisNode } from './redis-node.js';
 import type { WakeUps } from './wake-ups.js';
+
+/** A release that names the next waiter of the key's queue: this prefix, then the waiter's id. */
+const NAMED_RELEASE = 'released ';
 
 /** Keyspace events after which a lock key is gone (redlock's release is a DEL). */
 const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
@@ -22,6 +26,7 @@ export class ReleaseSubscription {
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
     private readonly forced: ForcedReleases,
+    private readonly queued: QueuedWaiters,
   ) {}
 
   start(): void {
@@ -31,17 +36,19 @@ export class ReleaseSubscription {
   }
 
   private listenTo(node: RedisNode): void {
-    const { names, wakeUps, forced } = this;
+    const { names, wakeUps, forced, queued } = this;
     let listening = false;
     node.listen(names.wakeUpPatterns, {
       listening: () => {
         listening = true;
         wakeUps.listening();
+        queued.wakeEveryone();
       },
       dropped: () => {
         if (!listening) return;
         listening = false;
         wakeUps.dropped();
+        queued.wakeEveryone();
       },
       // Our release script's DEL is also notified when the server has keyspace notifications on: the
       // two messages of one release come together, and the second finds the waiter it would wake
@@ -49,6 +56,8 @@ export class ReleaseSubscription {
       message: (channel, message) => {
         const released = names.releasedKey(channel);
         if (released !== undefined) {
+          if (message.startsWith(NAMED_RELEASE)) queued.named(message.slice(NAMED_RELEASE.length));
+          else queued.freed(released);
           const slots = forcedSlotsIn(message);
           if (slots === undefined) return wakeUps.released(released);
           forced.told(released, slots);
@@ -56,7 +65,9 @@ export class ReleaseSubscription {
           return;
         }
         const key = names.keyspaceKey(channel);
-        if (key !== undefined && FREEING_EVENTS.has(message)) wakeUps.released(key);
+        if (key === undefined || !FREEING_EVENTS.has(message)) return;
+        queued.freed(key);
+        wakeUps.released(key);
       },
     });
   }

@@ -81,11 +81,38 @@ if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0
 `);
 
-/** Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0. */
-export const RELEASE = new LuaScript(`
+/**
+ * Lua: \`liveHead(queue, expiries)\`, the first waiter of a lock's queue (queue-scripts.ts) whose entry
+ * has not lapsed, or false; lapsed entries ahead of it are removed. Needs SERVER_NOW.
+ */
+export const QUEUE_HEAD = `
+local function liveHead(queue, expiries)
+  local now = nowMs()
+  while true do
+    local head = redis.call('zrange', queue, 0, 0)[1]
+    if not head then return false end
+    local expires = tonumber(redis.call('hget', expiries, head))
+    if expires and expires > now then return head end
+    redis.call('zrem', queue, head)
+    redis.call('hdel', expiries, head)
+  end
+end
+`;
+
+/**
+ * Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0.
+ * Single node also passes the key's waiter queue (KEYS[3], KEYS[4], see queue-scripts.ts): when a
+ * waiter is queued, the message names it ("released <waiterId>"), so only that waiter tries.
+ */
+export const RELEASE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1], KEYS[2])
-redis.call('publish', ARGV[2], 'released')
+local message = 'released'
+if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then
+  local head = liveHead(KEYS[3], KEYS[4])
+  if head then message = 'released ' .. head end
+end
+redis.call('publish', ARGV[2], message)
 return 1
 `);
 

@@ -1,5 +1,6 @@
 import type { LockInfo } from '@holdfast/core';
 import {
+  type BackendGrant,
   busy,
   type CallContext,
   type GrantOutcome,
@@ -8,7 +9,10 @@ import {
   isSlotRequest,
   type SlotRequest,
 } from '@holdfast/core/backend';
+import { acquireInQueue } from './queued-acquire.js';
 import { RedisBackend } from './redis-backend.js';
+import { RedisGrant } from './redis-grant.js';
+import { grantInTurn } from './single-node-grant.js';
 import { RedisSlot, releaseSlot } from './slot-grant.js';
 import { slotHolders } from './slot-holders.js';
 import { takeSlot } from './take-slot.js';
@@ -21,6 +25,29 @@ import type { WakeHint } from './wake-ups.js';
  * the count exceed the limit, and counts of different majorities do not add up).
  */
 export class SingleNodeBackend extends RedisBackend {
+  /** One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). */
+  override async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+    const attempt = this.wakeUps.attemptStarted(request.key);
+    try {
+      const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, signal);
+      return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
+    } finally {
+      this.wakeUps.attemptEnded(request.key);
+    }
+  }
+
+  /**
+   * Plain locks wait in the key's queue on the server, so a release lets one waiter try, whichever
+   * provider it is in (queued-acquire.ts); the wait starts the provider's one subscription.
+   */
+  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
+    this.subscription.start();
+    return acquireInQueue(this.nodes, this.names.of(request.key), this.queued, request, {
+      ...wait,
+      pollIntervalMs: this.settings.pollIntervalMs,
+    });
+  }
+
   async tryGrantSlot(request: SlotRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
     let outcome: Awaited<ReturnType<typeof takeSlot>> | undefined;

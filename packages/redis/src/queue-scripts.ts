@@ -1,0 +1,70 @@
+import { LuaScript } from './lua-script.js';
+import { FENCE_BUMP, QUEUE_HEAD, SERVER_NOW } from './scripts.js';
+
+// A plain lock's waiters queue on the server, so that a release lets one waiter try, across
+// providers (ZooKeeper's idea: only the next waiter acts). The queue is a sorted set of waiter ids
+// by arrival (KEYS[4]) and a hash of each entry's expiry on the server's clock (KEYS[5]); a waiter
+// refreshes its entry while it waits, so the entry of a dead or paused waiter lapses.
+
+/**
+ * Grant in turn: like ACQUIRE, but a free key is refused while a live waiter other than the
+ * requester heads its queue. ARGV[6] is the requester's waiter id ('' for a plain attempt, which
+ * costs one EXISTS more than ACQUIRE while nobody waits): its entry is added at the tail if missing
+ * (first attempt, or the server forgot the queue) and its expiry set to now + ARGV[7] ms; ARGV[8]
+ * is the queue keys' own expiry (the longest an entry lives), so a deserted queue disappears.
+ * KEYS: lock, fence hash, holder hash, queue, entry expiries. ARGV: lockId, ttlMs, owner, reason,
+ * hasReason ("1"/"0"), waiterId, entryTtlMs, queueTtlMs.
+ * Returns {1, token, acquiredAtMs} when granted (the waiter's entry removed); busy: {0, pttl, atHead}
+ * (pttl -2 when the key is free but another waiter's turn, atHead 1 when the requester is next);
+ * {-1} when the key is a semaphore's.
+ */
+export const ACQUIRE_IN_TURN = new LuaScript(`${FENCE_BUMP}${SERVER_NOW}${QUEUE_HEAD}
+local waiter = ARGV[6]
+local mayTake
+if waiter == '' then
+  mayTake = redis.call('exists', KEYS[4]) == 0 or not liveHead(KEYS[4], KEYS[5])
+else
+  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+  if not redis.call('zscore', KEYS[4], waiter) then
+    redis.call('zadd', KEYS[4], redis.call('hincrby', KEYS[2], 'arrivals', 1), waiter)
+  end
+  redis.call('hset', KEYS[5], waiter, string.format('%.0f', nowMs() + tonumber(ARGV[7])))
+  redis.call('pexpire', KEYS[4], ARGV[8])
+  redis.call('pexpire', KEYS[5], ARGV[8])
+  mayTake = liveHead(KEYS[4], KEYS[5]) == waiter
+end
+if not mayTake then return {0, redis.call('pttl', KEYS[1]), 0} end
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+  local atHead = 0
+  if waiter ~= '' then atHead = 1 end
+  return {0, redis.call('pttl', KEYS[1]), atHead}
+end
+if waiter ~= '' then
+  redis.call('zrem', KEYS[4], waiter)
+  redis.call('hdel', KEYS[5], waiter)
+end
+local token = bump(KEYS[2])
+local at = string.format('%.0f', nowMs())
+redis.call('del', KEYS[3])
+redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
+if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
+redis.call('pexpire', KEYS[3], ARGV[2])
+return {1, token, at}
+`);
+
+/**
+ * A waiter leaves the queue (deadline, abort, failure). If it was next and the key is free, the
+ * new head is told on the release channel. KEYS: queue, entry expiries, lock. ARGV: waiterId,
+ * channel. Returns 1 if the entry was there.
+ */
+export const LEAVE_QUEUE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}
+local head = redis.call('zrange', KEYS[1], 0, 0)[1]
+if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('hdel', KEYS[2], ARGV[1])
+if head == ARGV[1] and redis.call('exists', KEYS[3]) == 0 then
+  local next = liveHead(KEYS[1], KEYS[2])
+  if next then redis.call('publish', ARGV[2], 'released ' .. next) end
+end
+return 1
+`);

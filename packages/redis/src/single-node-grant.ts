@@ -1,0 +1,75 @@
+import { LockConflictError } from '@holdfast/core';
+import type { GrantRequest } from '@holdfast/core/backend';
+import type { LockKeys } from './key-names.js';
+import type { NodeSet } from './node-set.js';
+import { ACQUIRE_IN_TURN } from './queue-scripts.js';
+import { RedisGrant, releaseLock } from './redis-grant.js';
+import { onTheNode } from './single-node-call.js';
+import type { Answer } from './votes.js';
+
+/** ACQUIRE_IN_TURN's answer: [1, token, acquiredAtMs] when granted; [0, pttl, atHead] when busy; [-1] on a semaphore's key. */
+type InTurnReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, acquiredAtOrAtHead?: string | number];
+
+/** How long a queued waiter's place lasts after its last refresh (the server also expires the queue keys after it). */
+export const QUEUE_ENTRY_TTL_MS = 2000;
+
+/** A queued waiter's attempt: its id in the key's queue, and how long its place lasts from now. */
+export interface QueuePlace {
+  readonly waiterId: string;
+  readonly entryTtlMs: number;
+}
+
+/** Busy: how long the holder's lease may still last (Infinity: unknown), and whether the requester is next. */
+export interface NotYourTurn {
+  readonly freeInMs: number;
+  readonly atHead: boolean;
+}
+
+/** For work of our own (undoing a grant whose answer was lost): bounded by the command timeout only. */
+const UNBOUNDED = new AbortController().signal;
+
+/**
+ * One grant attempt on the only server, in turn: refused while another live waiter heads the
+ * key's queue. With `place`, the requester's entry is added or refreshed in the same script, and
+ * the grant's lease is timed from the local moment the attempt was sent (`sentAt`); without, from
+ * the server's clock as a plain attempt reports it. A failed attempt may have been applied: it is
+ * undone in the background before the error is thrown.
+ */
+export async function grantInTurn(
+  nodes: NodeSet,
+  keys: LockKeys,
+  request: GrantRequest,
+  signal: AbortSignal,
+  place?: QueuePlace,
+): Promise<RedisGrant | NotYourTurn> {
+  const sentAt = Date.now();
+  const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
+  const args = [request.lockId, request.ttlMs, request.owner, ...reason, place?.waiterId ?? '', place?.entryTtlMs ?? 0, QUEUE_ENTRY_TTL_MS];
+  let answer: Answer<InTurnReply>;
+  try {
+    answer = await onTheNode(
+      nodes,
+      signal,
+      'acquire',
+      (client) =>
+        ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
+    );
+  } catch (error) {
+    void releaseLock(nodes, keys, request.lockId, UNBOUNDED).catch(() => undefined);
+    throw error;
+  }
+  const { value: reply, session } = answer;
+  if (reply[0] === -1) throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
+  if (reply[0] === 0) {
+    const pttl = Number(reply[1]);
+    return { freeInMs: pttl === -1 ? Infinity : Math.max(0, pttl), atHead: reply[2] === 1 };
+  }
+  const fields = {
+    lockId: request.lockId,
+    token: BigInt(reply[1]),
+    acquiredAt: place ? new Date(sentAt) : new Date(Number(reply[2])),
+    leaseEnd: sentAt + request.ttlMs,
+    onLost: request.onLost,
+  };
+  return new RedisGrant(nodes, keys, fields, session ? [session] : []);
+}

@@ -1,0 +1,203 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { LockProvider } from '@holdfast/core';
+import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
+import { startRedis } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
+import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
+import { QUEUE_ENTRY_TTL_MS } from '../src/single-node-grant.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
+
+// Plain-lock waiters queue on the server (queue-scripts.ts): a release names the next waiter, so
+// one release costs one attempt whichever provider waits, and waiters are served in arrival order
+// across providers. Each provider below stands for a process of its own.
+
+const skip = await needLocalBinary('redis-server');
+const server = skip ? null : await startRedis();
+const admin = server ? new Redis(server.url) : undefined;
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.stop();
+}, 60_000);
+
+const providers: LockProvider[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+/** A provider whose safety re-check is far beyond the tests' bounds: only the queue can pass them. */
+const open = (url = server!.url): LockProvider => {
+  const provider = createRedisProvider({ url, pollIntervalMs: 60_000 });
+  providers.push(provider);
+  return provider;
+};
+
+let keyCount = 0;
+const newKey = (): string => `queue/${++keyCount}`;
+const queued = (key: string, client = admin!): Promise<number> => client.zcard(`holdfast:${key}//queue`);
+
+async function scriptCalls(): Promise<number> {
+  const line = (await admin!.info('commandstats')).split('\n').find((entry) => entry.startsWith('cmdstat_evalsha:'));
+  return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
+}
+
+/** The built adapter, for a waiter in a process of its own. */
+const BUILT = new URL('../dist/index.js', import.meta.url).href;
+
+/** A child process that waits for `key` in the queue (and would print HELD when granted). */
+function waitingChild(url: string, key: string): ChildProcess {
+  const script = `const { createRedisProvider } = await import(${JSON.stringify(BUILT)});
+const provider = createRedisProvider({ url: ${JSON.stringify(url)}, pollIntervalMs: 60000 });
+await provider.acquire(${JSON.stringify(key)}, { waitMs: 30000, ttlMs: 30000 });
+process.stdout.write('HELD\\n');`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, () => {
+  test('12 waiters in 12 providers are granted in arrival order, one attempt each per release', async () => {
+    const key = newKey();
+    const holder = open();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const order: number[] = [];
+    const waiters = 12;
+    const granted: Promise<void>[] = [];
+    for (let i = 0; i < waiters; i++) {
+      granted.push(
+        open()
+          .acquire(key, { waitMs: 20_000, ttlMs: 60_000 })
+          .then((lock) => {
+            order.push(i);
+            return lock.release();
+          }),
+      );
+      await until(async () => (await queued(key)) === i + 1, 5000, `waiter ${i} is queued`);
+    }
+    const before = await scriptCalls();
+    const releasedAt = performance.now();
+    await held!.release();
+    await within(Promise.all(granted), 5000, 'every waiter is granted in turn');
+    const tookMs = performance.now() - releasedAt;
+    expect(order, 'waiters are served in arrival order across providers').toEqual(Array.from({ length: waiters }, (_, i) => i));
+    // The holder's release, then per waiter its granted attempt and its release; each waiter also
+    // refreshes its place every QUEUE_REFRESH_MS. A herd would add an attempt of every remaining
+    // waiter per release (66 more for 12 waiters).
+    const refreshes = waiters * Math.ceil(tookMs / QUEUE_REFRESH_MS);
+    expect(await scriptCalls(), 'scripts for one release and 12 grants').toBeLessThanOrEqual(before + 1 + 2 * waiters + refreshes);
+    // Woken by the releases that name them: waiters woken only by their refreshes would take about
+    // half a refresh period per hand-off (11 x 250 ms).
+    expect(tookMs, 'each waiter was woken by the release naming it').toBeLessThan(3 * QUEUE_REFRESH_MS);
+    expect(await queued(key), 'nothing is left in the queue').toBe(0);
+  });
+
+  test('a release names the next waiter: it is granted at once, not at its next refresh', async () => {
+    const key = newKey();
+    const [holder, first, second] = [open(), open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const firstDone = first.acquire(key, { waitMs: 20_000 }).then((lock) => lock.release());
+    await until(async () => (await queued(key)) === 1, 5000, 'the first waiter is queued');
+    const secondGranted = second.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 2, 5000, 'the second waiter is queued', { everyMs: 5 });
+    // The second waiter refreshes QUEUE_REFRESH_MS after it queued: the two hand-offs come well before that.
+    const releasedAt = performance.now();
+    await held!.release();
+    await within(firstDone, 5000, 'the first waiter is granted and releases');
+    await (await within(secondGranted, 5000, 'the second waiter is granted')).release();
+    expect(performance.now() - releasedAt, 'the second waiter was woken by the release naming it').toBeLessThan(QUEUE_REFRESH_MS / 2);
+  });
+
+  test('a newcomer does not jump the queue while the next waiter takes its turn', async () => {
+    const key = newKey();
+    const [holder, waiter, newcomer] = [open(), open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const waiting = waiter.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 1, 5000, 'the waiter is queued');
+    // The release and the newcomer's attempt are sent together: the key is free, but it is the waiter's turn.
+    const [, attempt] = await Promise.all([held!.release(), newcomer.tryAcquire(key)]);
+    expect(attempt, 'the newcomer is refused a key that is the waiter`s turn').toBeNull();
+    await (await within(waiting, 5000, 'the waiter is granted')).release();
+  });
+
+  test('a waiter that aborts frees its place at once: the next is granted without waiting for it to lapse', async () => {
+    const key = newKey();
+    const [holder, first, second] = [open(), open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const abort = new AbortController();
+    const firstWait = first.acquire(key, { waitMs: 20_000, signal: abort.signal }).catch((error: unknown) => error);
+    await until(async () => (await queued(key)) === 1, 5000, 'the first waiter is queued');
+    const secondWait = second.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 2, 5000, 'the second waiter is queued');
+    abort.abort(new Error('the caller gave up'));
+    expect(await within(firstWait, 1000, 'the aborted wait rejects'), 'it rejects with the reason').toMatchObject({
+      code: 'HOLDFAST_ABORTED',
+    });
+    await until(async () => (await queued(key)) === 1, 1000, 'the aborted waiter left the queue');
+    const releasedAt = performance.now();
+    await held!.release();
+    await (await within(secondWait, 5000, 'the second waiter is granted')).release();
+    expect(performance.now() - releasedAt, 'granted by the release, not after the aborted entry lapsed').toBeLessThan(
+      QUEUE_ENTRY_TTL_MS / 2,
+    );
+  });
+
+  for (const fault of ['SIGSTOP', 'SIGKILL'] as const) {
+    test(`a waiter at the head whose process gets ${fault} delays the next by at most its entry's life`, async () => {
+      const key = newKey();
+      const [holder, next] = [open(), open()];
+      const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+      const child = waitingChild(server!.url, key);
+      await until(async () => (await queued(key)) === 1, 10_000, 'the child process is queued');
+      const nextWait = next.acquire(key, { waitMs: 20_000 });
+      await until(async () => (await queued(key)) === 2, 5000, 'the next waiter is queued');
+      child.kill(fault);
+      const releasedAt = performance.now();
+      await held!.release();
+      await (await within(nextWait, 10_000, 'the next waiter is granted')).release();
+      const delayMs = performance.now() - releasedAt;
+      expect(delayMs, 'bounded by the dead entry`s life and one refresh').toBeLessThan(QUEUE_ENTRY_TTL_MS + QUEUE_REFRESH_MS + 500);
+    });
+  }
+
+  test('a waiter whose deadline passes leaves the queue', async () => {
+    const key = newKey();
+    const [holder, waiter] = [open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const outcome = waiter.acquire(key, { waitMs: 300 }).catch((error: unknown) => error);
+    await until(async () => (await queued(key)) === 1, 5000, 'the waiter is queued');
+    expect(await within(outcome, 2000, 'the wait times out'), 'a timeout').toMatchObject({ code: 'HOLDFAST_TIMEOUT' });
+    await until(async () => (await queued(key)) === 0, 1000, 'the waiter left the queue');
+    await held!.release();
+  });
+});
+
+describe.skipIf(skip)('a restart of the server forgets the queue', { timeout: 60_000 }, () => {
+  let redis: RedisProcess;
+  afterAll(async () => redis?.stop());
+
+  test('waiters queue again, the lost holder is told, and every waiter is granted in the end', async () => {
+    redis = await startRedisProcess();
+    const client = new Redis(redis.url, { lazyConnect: false });
+    client.on('error', () => undefined);
+    try {
+      const key = newKey();
+      const holder = open(redis.url);
+      const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+      const waiters = [open(redis.url), open(redis.url), open(redis.url)];
+      const granted = waiters.map((waiter) => waiter.acquire(key, { waitMs: 30_000 }).then((lock) => lock.release()));
+      await until(async () => (await queued(key, client)) === 3, 5000, 'three waiters are queued');
+      await redis.restart();
+      await lostWithin(held!, 5000, 'the holder hears its grant may be gone');
+      await within(Promise.all(granted), 15_000, 'every waiter is granted after the restart');
+      expect(await queued(key, client), 'nothing is left in the queue').toBe(0);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
