@@ -70,12 +70,14 @@ export class VersionedCatalog implements LockCatalog {
 
   async unlock(held: HeldAcquisition, bound: Bound): Promise<boolean> {
     const known = held.granted;
-    if (isSlotState(known)) return this.slots.release(held, bound);
     // Released soon after the grant: based on the grant's own read, no need to read again (a late
-    // reply is refused by the act window, as for any commit).
-    if (known?.version && known.readStartedAt !== undefined && performance.now() - known.readStartedAt < this.timing.actWindowMs / 2) {
-      if (await this.commitUnlock(held.key, { current: known, startedAt: known.readStartedAt }, bound)) return true;
-    }
+    // reply is refused by the act window, as for any commit; another writer first, and the key is read).
+    const fresh =
+      known?.version && known.readStartedAt !== undefined && performance.now() - known.readStartedAt < this.timing.actWindowMs / 2
+        ? { current: known, startedAt: known.readStartedAt }
+        : undefined;
+    if (isSlotState(known)) return this.slots.release(held, bound, fresh);
+    if (fresh && (await this.commitUnlock(held.key, fresh, bound))) return true;
     for (let attempt = 0; attempt < 2; attempt++) {
       const read = await this.chain.head(held.key, bound);
       if (isSlotState(read.current)) return this.slots.release(held, bound, read);
