@@ -2,11 +2,16 @@ import { LockConflictError } from '@holdfast/core';
 import { type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
+import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
-import type { Votes } from './votes.js';
+import { TokenSync } from './token-sync.js';
+import type { Answer, Votes } from './votes.js';
 
-/** ACQUIRE's answer: [1, token, acquiredAtMs] when granted; [0, pttl] or [0, pttl, counter] when busy; [-1] on a semaphore's key. */
+/**
+ * ACQUIRE's answer: [1, token, acquiredAtMs] when granted, [0, pttl] when busy; QUORUM_ACQUIRE's: [1, token],
+ * [0, pttl, counter]; [-1] on a semaphore's key.
+ */
 type AcquireReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, acquiredAtOrCounter?: string];
 
 export interface SplitVoteSettings {
@@ -37,21 +42,20 @@ export async function acquire(
   settings: SplitVoteSettings,
 ): Promise<RedisGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
-  const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? '1' : '0'];
+  const script = nodes.isQuorum ? QUORUM_ACQUIRE : ACQUIRE;
+  const lockKeys = [keys.lock, keys.fence, keys.holder];
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
-    const votes = await nodes.ask(
-      signal,
-      'acquire',
-      (client) => ACQUIRE.run(client, [keys.lock, keys.fence, keys.holder], args) as Promise<AcquireReply>,
-      {
-        // The grace lets every healthy node answer, so the (informational) token is the same one inspect() reports.
-        decision: {
-          decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
-          graceMs: nodes.straggleMs(request.ttlMs),
-        },
+    // Quorum: the holder record's time; single node: "move the counter when busy" is off.
+    const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? started : '0'];
+    const late = new LateAnswers();
+    const votes = await nodes.ask(signal, 'acquire', (client) => script.run(client, lockKeys, args) as Promise<AcquireReply>, {
+      // Like Redlock, the first majority decides; the others' answers still count when they come (late).
+      decision: {
+        decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
+        late: (answer) => late.heard(answer),
       },
-    );
+    });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
     if (votes.count((reply) => reply[0] === -1) > 0) {
@@ -59,14 +63,24 @@ export async function acquire(
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
+      const token = tokenOf(votes.answers);
       const fields = {
         lockId: request.lockId,
-        token: tokenOf(votes.answers),
+        token,
         acquiredAt: acquiredAtOf(votes.answers, nodes, started),
         leaseEnd: started + request.ttlMs,
         onLost: request.onLost,
       };
-      return new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
+      const grant = new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
+      if (nodes.isQuorum) {
+        const tokens = new TokenSync(token, keys, request.lockId);
+        for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value));
+        late.deliver(({ value, session }) => {
+          tokens.heard(session, counterOf(value));
+          if (isGranted(value) && session) grant.lateVote(session);
+        });
+      }
+      return grant;
     }
     if (votes.tooManyFailed) {
       // A node that did not answer may still have applied the grant: undo it without making the caller wait.
@@ -85,17 +99,41 @@ function isGranted(reply: AcquireReply): boolean {
   return reply[0] === 1;
 }
 
+/** Answers that come after the grant was decided, held until the grant exists to hear them. */
+class LateAnswers {
+  private answers: Answer<AcquireReply>[] | undefined = [];
+  private listener: ((answer: Answer<AcquireReply>) => void) | undefined;
+
+  heard(answer: Answer<AcquireReply>): void {
+    if (this.listener) this.listener(answer);
+    else this.answers?.push(answer);
+  }
+
+  deliver(listener: (answer: Answer<AcquireReply>) => void): void {
+    this.listener = listener;
+    for (const answer of this.answers ?? []) listener(answer);
+    this.answers = undefined;
+  }
+}
+
 /**
  * Single node: the key's counter. Quorum (informational only, capabilities.fencing = 'none'): the
- * largest counter of every node that answered, busy ones included.
+ * largest counter of the nodes that answered before the grant was decided, busy ones included;
+ * TokenSync brings the others up to it.
  */
 function tokenOf(answers: readonly AcquireReply[]): bigint {
   let token = 0n;
   for (const reply of answers) {
-    const counter = isGranted(reply) ? reply[1] : reply[2];
-    if (counter !== undefined && BigInt(counter) > token) token = BigInt(counter);
+    const counter = counterOf(reply);
+    if (counter > token) token = counter;
   }
   return token;
+}
+
+/** The node's fencing counter after the attempt (0 when a busy answer carries none: single node). */
+function counterOf(reply: AcquireReply): bigint {
+  const counter = isGranted(reply) ? reply[1] : reply[2];
+  return counter === undefined ? 0n : BigInt(counter);
 }
 
 /** The server's clock with one node; with a quorum (clocks differ) the local time the request was sent. */

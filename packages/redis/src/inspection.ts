@@ -34,13 +34,7 @@ export function inspectionOf(key: string, answers: (InspectReply | null)[], quor
     return { key, owner: FOREIGN_OWNER, reason: undefined, acquiredAt: new Date(), expiresAt, token: 0n, details: { ...details, value } };
   }
   const [, , , owner, reason, acquiredAtMs] = meta;
-  // Quorum: the grant's (informational) token is the largest of the holding nodes' counters.
-  const token = holding
-    .filter((reply) => reply[2] === value)
-    .reduce((max, reply) => {
-      const nodeToken = BigInt(reply[6] ?? 0);
-      return nodeToken > max ? nodeToken : max;
-    }, 0n);
+  const token = grantToken(holding.filter((reply) => reply[2] === value));
   return {
     key,
     owner: owner ?? FOREIGN_OWNER,
@@ -50,6 +44,28 @@ export function inspectionOf(key: string, answers: (InspectReply | null)[], quor
     token,
     details,
   };
+}
+
+/**
+ * Quorum: the grant's (informational) token is the one most holding nodes record, the largest
+ * among equals. The nodes that decided the grant (a majority) record the holder's token before
+ * anything else reaches them (token-sync.ts); a node that answered later may still show its own
+ * counter for a moment.
+ */
+function grantToken(records: readonly InspectReply[]): bigint {
+  const counts = new Map<bigint, number>();
+  let token = 0n;
+  let most = 0;
+  for (const record of records) {
+    const nodeToken = BigInt(record[6] ?? 0);
+    const count = (counts.get(nodeToken) ?? 0) + 1;
+    counts.set(nodeToken, count);
+    if (count > most || (count === most && nodeToken > token)) {
+      token = nodeToken;
+      most = count;
+    }
+  }
+  return token;
 }
 
 /** The lock stands while a majority still has it: the quorum-th longest remaining TTL (-1: no expiry). */

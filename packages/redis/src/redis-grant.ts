@@ -137,6 +137,12 @@ export class RedisGrant implements BackendGrant, Voter {
     throw votes.failure('isHeld');
   }
 
+  /** Quorum: a node that granted after the majority had decided votes too, unless that server already has a vote. */
+  lateVote(session: Session): void {
+    if (this.gone || this.votes.some((vote) => vote.server === session.server)) return;
+    this.counted([session], [], 'a connection dropped while the lock was being granted');
+  }
+
   sessionEnded(session: Session, detail: string): void {
     this.votes = this.votes.filter((vote) => vote !== session);
     this.stillStanding(detail);

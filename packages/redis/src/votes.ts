@@ -35,6 +35,11 @@ export class Votes<T> {
     return this.nodes - this.answers.length - this.errors.length;
   }
 
+  /** Each answer with the session it came on. */
+  get answered(): readonly Answer<T>[] {
+    return this.voters;
+  }
+
   count(predicate: (answer: T) => boolean): number {
     return this.answers.filter(predicate).length;
   }
@@ -74,6 +79,8 @@ export interface Decision<T> {
   readonly decided: (votes: Votes<T>) => boolean;
   /** How long to wait for the other nodes' answers after that (they still count when they come). */
   readonly graceMs?: number;
+  /** Hears each answer that comes after the outcome was settled (an error is not an answer). */
+  readonly late?: (answer: Answer<T>) => void;
 }
 
 /**
@@ -104,7 +111,10 @@ export function poll<T>(
     };
     const settle = (result: PromiseSettledResult<Answer<T>>): void => {
       results.push(result);
-      if (finished) return;
+      if (finished) {
+        if (result.status === 'fulfilled') decision?.late?.(result.value);
+        return;
+      }
       if (results.length === nodes.length) finish();
       else if (grace === undefined && decision?.decided(new Votes(results, quorum, nodes.length))) {
         if (decision.graceMs) grace = setTimeout(finish, decision.graceMs);

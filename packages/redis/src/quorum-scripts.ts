@@ -1,0 +1,43 @@
+import { LuaScript } from './lua-script.js';
+import { FENCE_BUMP } from './scripts.js';
+
+/**
+ * Quorum only: brings a node's fencing counter up to `floor` (at least the grant's token), so that
+ * the next majority, which shares a node with the one that decided this grant, counts past the
+ * token; and makes the node's holder record show the grant's token when the record is this grant's,
+ * so that inspect() reports the token the holder has.
+ * KEYS: fence hash, holder hash. ARGV: floor, token, lockId.
+ */
+export const SYNC_TOKEN = new LuaScript(`
+if tonumber(redis.call('hget', KEYS[1], 'fence') or '0') < tonumber(ARGV[1]) then
+  redis.call('hset', KEYS[1], 'fence', ARGV[1])
+end
+if redis.call('hget', KEYS[2], 'id') == ARGV[3] then redis.call('hset', KEYS[2], 'token', ARGV[2]) end
+return 1
+`);
+
+/**
+ * Quorum grant: ACQUIRE's work without what a quorum does not use. The holder record's time is
+ * the client's (the moment the request was sent, as the handle's acquiredAt: the nodes' clocks
+ * differ), so the script reads no clock but for a counter's first use; the answer carries no time.
+ * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), acquiredAtMs.
+ * Returns {1, token} when granted, {0, pttl, counter} when busy (the counter moves too, see
+ * ACQUIRE), {-1} when the key is a semaphore's.
+ */
+export const QUORUM_ACQUIRE = new LuaScript(`${FENCE_BUMP}
+if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+  return {0, redis.call('pttl', KEYS[1]), bump(KEYS[2])}
+end
+local token = bump(KEYS[2])
+redis.call('del', KEYS[3])
+if ARGV[5] == '1' then
+  redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token, 'reason', ARGV[4])
+else
+  redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token)
+end
+redis.call('pexpire', KEYS[3], ARGV[2])
+-- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
+redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+return {1, token}
+`);

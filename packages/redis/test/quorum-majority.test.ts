@@ -1,0 +1,90 @@
+import type { LockProvider } from '@holdfast/core';
+import { within } from '@holdfast/test-harness/helpers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
+import { quorumUrl } from './quorum-url.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
+
+// A quorum grant is decided by the first majority's answers (as Redlock does); the third node's
+// answer comes later. Nodes are paused with SIGSTOP to choose which majority decides.
+
+const missing = await needLocalBinary('redis-server');
+const three: RedisProcess[] = missing ? [] : await Promise.all([startRedisProcess(), startRedisProcess(), startRedisProcess()]);
+afterAll(async () => {
+  for (const node of three) node.resume();
+  await Promise.all(three.map((node) => node.stop()));
+}, 30_000);
+
+let keyCount = 0;
+const newKey = (): string => `quorum-majority/${process.pid}/${Date.now()}-${++keyCount}`;
+const providers: LockProvider[] = [];
+const open = (): LockProvider => {
+  const provider = createRedisProvider({ url: quorumUrl(three.map((node) => node.url)) });
+  providers.push(provider);
+  return provider;
+};
+afterEach(async () => {
+  for (const node of three) node.resume();
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+async function onNode<T>(node: RedisProcess, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(node.url, { lazyConnect: true, commandTimeout: 2000 });
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first majority', { timeout: 30_000 }, () => {
+  test('tokens keep increasing when two grants are decided by different majorities and one node counts ahead', async () => {
+    const [a, , c] = three as [RedisProcess, RedisProcess, RedisProcess];
+    const locks = open();
+    const key = newKey();
+    const warmUp = await within(locks.tryAcquire(key), 5000, 'first grant');
+    await within(warmUp!.release(), 5000, 'release');
+    // Node a counts far ahead, as a node does whose counter started afresh at its clock after a restart.
+    await onNode(a, (client) => client.hincrby(`${DEFAULT_PREFIX}${key}//holdfast`, 'fence', 1_000_000_000));
+
+    c.pause();
+    const first = await within(locks.tryAcquire(key), 5000, 'grant decided by a and b');
+    expect(first).not.toBeNull();
+    await within(first!.release(), 5000, 'release decided by a and b');
+    c.resume();
+    // An inspect waits for every node: c has run the queued grant and release on the holder's connections.
+    await within(locks.inspect(key), 5000, 'inspect');
+
+    a.pause();
+    const second = await within(locks.tryAcquire(key), 5000, 'grant decided by b and c');
+    expect(second).not.toBeNull();
+    expect(second!.token > first!.token, `token ${second!.token} after ${first!.token}`).toBe(true);
+    a.resume();
+    expect((await within(locks.inspect(key), 5000, 'inspect'))?.token, 'inspect reports another token than the holder has').toBe(
+      second!.token,
+    );
+    await within(second!.release(), 5000, 'release');
+  });
+
+  test('a node that grants after the majority decided votes too: a restart of another node leaves the holder its majority', async () => {
+    const [a, , c] = three as [RedisProcess, RedisProcess, RedisProcess];
+    const [locks, other] = [open(), open()];
+    const key = newKey();
+    await within(locks.inspect(key), 5000, 'connect');
+    c.pause();
+    const lock = await within(locks.tryAcquire(key, { ttlMs: 10_000 }), 5000, 'grant decided by a and b');
+    expect(lock).not.toBeNull();
+    c.resume();
+    // c's answer to the grant comes before its answer to this inspect, on the same connection.
+    expect((await within(locks.inspect(key), 5000, 'inspect'))?.details?.holdingNodes).toBe(3);
+    await a.restart();
+    // a forgot the key and its vote went with the connection; b and c still hold it.
+    expect(await within(other.tryAcquire(key), 5000, 'tryAcquire of the held key')).toBeNull();
+    expect(await within(lock!.isHeld(), 5000, 'isHeld')).toBe(true);
+    expect(lock!.signal.aborted, 'the holder was told it lost a lock that b and c still hold').toBe(false);
+    await within(lock!.release(), 5000, 'release');
+  });
+});
