@@ -50,6 +50,8 @@ export async function tryGrant(
   settings: AcquireSettings,
   request: GrantRequest,
   call: CallContext,
+  /** Written in the same transaction as the lock, and only with it (a queued waiter's entry deleted as it is granted). */
+  alongside: readonly TxnKvOp[] = [],
 ): Promise<GrantOutcome<ConsulWake>> {
   const consulKey = `${settings.prefix}/${request.key}`;
   const acquiredAt = new Date();
@@ -64,7 +66,7 @@ export async function tryGrant(
     const lockWrite = { unanswered: false };
     let answer: Answer;
     try {
-      answer = await attempt(context, semaphorePlace(settings.prefix, request.key), session, value, call.signal, lockWrite);
+      answer = await attempt(context, semaphorePlace(settings.prefix, request.key), session, value, call.signal, lockWrite, alongside);
     } catch (error) {
       // A lock write sent but never answered may land now or later: its session must not keep it alive.
       if (lockWrite.unanswered) session.disown();
@@ -89,6 +91,7 @@ async function attempt(
   value: string,
   signal: AbortSignal,
   lockWrite: { unanswered: boolean },
+  alongside: readonly TxnKvOp[],
 ): Promise<Answer> {
   const consulKey = place.lockKey;
   const lock = { Verb: 'lock', Key: consulKey, Session: session.id, Flags: LOCK_FLAG, Value: value } as const;
@@ -97,7 +100,7 @@ async function attempt(
   for (let round = 0; ; round++) {
     // Until the answer arrives, the write may have landed (or may still land).
     lockWrite.unanswered = true;
-    const result = await transact(context.http, [check, ...guard, lock], signal);
+    const result = await transact(context.http, [check, ...guard, lock, ...alongside], signal);
     lockWrite.unanswered = false;
     if (result.ok) return { kind: 'granted', token: modifyIndexOf(result.entries, consulKey) };
     if (lockDelayRefusal(result)) return { kind: 'lock-delay' };

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import {
+  type BackendGrant,
   type Busy,
   type CallContext,
   type GrantOutcome,
@@ -14,11 +15,12 @@ import { type ConsulWake, tryGrant } from './acquire.js';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
+import { LocalTurns } from './local-turns.js';
 import type { ResolvedOptions } from './options.js';
+import { acquireQueued, type QueueContext } from './queued-acquire.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { semaphorePlace } from './semaphore-record.js';
 import { Sessions } from './session-choice.js';
-import type { GrantContext } from './session-grant.js';
 import { tryGrantSlot } from './slot-acquire.js';
 import { abandonSlot, forceReleaseSlots } from './slot-release.js';
 import { Watches } from './watches.js';
@@ -52,10 +54,12 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   private readonly http: ConsulHttp;
   private readonly sessions: Sessions;
   private readonly watches: Watches;
-  private readonly grants: GrantContext;
+  private readonly grants: QueueContext;
   private readonly space: LockSpace;
   /** Aborted when close() runs out of time: every background call stops at once. */
   private readonly stopping = new AbortController();
+  /** Queue entries being deleted: close() lets them finish before it destroys the session they are on. */
+  private readonly cleanups = new Set<Promise<void>>();
 
   constructor(private readonly options: ResolvedOptions) {
     // Every background clean-up listens to it: thousands after a mass loss are normal.
@@ -65,13 +69,22 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
     this.sessions = new Sessions(this.http, options, background);
     this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
-    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background };
+    const track = (cleanup: Promise<void>): void => {
+      this.cleanups.add(cleanup);
+      void cleanup.finally(() => this.cleanups.delete(cleanup));
+    };
+    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background, turns: new LocalTurns(), track };
     this.space = { http: this.http, prefix: options.prefix };
     this.capabilities = Object.freeze({ ...CONSUL_CAPABILITIES, expiryGraceMs: expiryGraceMs(options.lockDelayMs) });
   }
 
   tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
     return tryGrant(this.grants, this.options, request, call);
+  }
+
+  /** A waiting acquire of a plain lock: in Holdfast's queue of the key, watching only the waiter before it (queued-acquire.ts). */
+  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
+    return acquireQueued(this.grants, this.options, request, wait);
   }
 
   /** A semaphore slot: Consul's own semaphore protocol (slot-acquire.ts), so `consul lock -n N` shares the slots. */
@@ -125,6 +138,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     else call.signal.addEventListener('abort', hardStop, { once: true });
     try {
       this.watches.close();
+      await Promise.allSettled([...this.cleanups]);
       await this.sessions.close(call.signal);
     } finally {
       call.signal.removeEventListener('abort', hardStop);

@@ -2,6 +2,7 @@ import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core
 // Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
 import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
+import { QUEUE_SUFFIX } from './queue-place.js';
 
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
 const MAX_LOCK_DELAY_MS = 60_000;
@@ -67,6 +68,12 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
   const prefixText = optionalString('prefix', options.prefix) ?? 'holdfast';
   const prefix = prefixText.replace(/^\/+|\/+$/g, '');
   if (prefix === '') throw new InvalidArgumentError('prefix', 'must not be empty (locks are watched under it)');
+  if (prefix.endsWith(QUEUE_SUFFIX)) {
+    throw new InvalidArgumentError(
+      'prefix',
+      `must not end in "${QUEUE_SUFFIX}": "<prefix>${QUEUE_SUFFIX}/" holds the wait queues of prefix "<prefix>"`,
+    );
+  }
   const sessionMode = options.sessionMode ?? 'shared';
   if (sessionMode !== 'shared' && sessionMode !== 'per-lock') {
     throw new InvalidArgumentError('sessionMode', `expected "shared" or "per-lock", got ${JSON.stringify(sessionMode)}`);

@@ -57,6 +57,15 @@ export class Sessions {
     return new LapsingSession(this.http, id, ttlMs, name, this.bound);
   }
 
+  /**
+   * A queue entry's session: the provider's shared one (whatever the session mode), so a waiter costs
+   * no session of its own; a dead process's entries lose their session with it.
+   */
+  async forQueue(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
+    const ttlMs = sessionTtlFor(request.ttlMs);
+    return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+  }
+
   /** A session for inspect()'s lock-delay probe, which never holds anything: the shared one. */
   async probe(ttlMs: number, signal: AbortSignal): Promise<string> {
     return (await this.pool.get(sessionTtlFor(ttlMs), signal)).id;

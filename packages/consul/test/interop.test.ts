@@ -2,12 +2,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { LockProvider } from '@holdfast/core';
+import { until, within } from '@holdfast/test-harness/helpers';
 import { consulBinary } from '@holdfast/test-harness/servers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
 import { printed } from './child-output.js';
 import { consulLock as runConsulLock, stopAll } from './consul-lock-cli.js';
+import { queueKeys } from './queue-keys.js';
 
 const consul = await useBackend('consul');
 const binary = await consulBinary();
@@ -69,6 +71,28 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
     expect(Date.now() - started).toBeGreaterThan(1500);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(await lock.isHeld()).toBe(true);
+  });
+
+  test('Holdfast waiters queue behind a `consul lock` holder and are served in turn once it exits', async () => {
+    const name = `go-queue-${randomBytes(4).toString('hex')}`;
+    const go = consulLock(name, 'echo HELD; sleep 2');
+    const exited = once(go.child, 'exit') as Promise<[number | null]>;
+    expect(await printed(go.lines, 'HELD', 10_000)).toBe(true);
+    const http = consul.url!.replace('consul://', 'http://');
+    const served: string[] = [];
+    const waits = ['first', 'second'].map(async (who, i) => {
+      if (i > 0) await until(async () => (await queueKeys(http, PREFIX, `${name}/.lock`)).length === 1, 5000, 'the first waiter queued');
+      const lock = await provider().acquire(`${name}/.lock`, { waitMs: 20_000 });
+      served.push(who);
+      // The Go client's key protocol is untouched: it sees our grant as a lock held by another session.
+      expect(await lock.isHeld()).toBe(true);
+      await lock.release();
+    });
+    const [code] = await within(exited, 15_000, 'the `consul lock` child exits');
+    expect(code).toBe(0);
+    await within(Promise.all(waits), 15_000, 'both Holdfast waiters served');
+    expect(served).toEqual(['first', 'second']);
+    await until(async () => (await queueKeys(http, PREFIX, `${name}/.lock`)).length === 0, 2000, 'the queue empty');
   });
 
   test('a key used otherwise (other flags) is a conflict, not busy', async () => {

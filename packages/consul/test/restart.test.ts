@@ -1,8 +1,9 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
-import { abortedWithin, elapsed, within } from '@holdfast/test-harness/helpers';
+import { abortedWithin, elapsed, until, within } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createConsulProvider } from '../src/index.js';
+import { queueKeys } from './queue-keys.js';
 import { type RestartableConsul, startRestartableConsul } from './restartable-consul.js';
 
 const missing = await needLocalBinary('consul');
@@ -51,5 +52,38 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
     expect(await after.isHeld()).toBe(true);
     expect(after.signal.aborted).toBe(false);
     await after.release();
+  }, 90_000);
+
+  test('a queued waiter rides out the restart: it queues again and is served, nothing hangs', async () => {
+    const make = (): LockProvider => {
+      const provider = createConsulProvider({
+        url: agent.httpUrl,
+        prefix: 'holdfast-restart-queue',
+        lockDelayMs: 1000,
+        monitorRetryMs: 1000,
+      });
+      providers.push(provider);
+      return provider;
+    };
+    const holder = make();
+    const waiter = make();
+    const lock = await holder.acquire('queued-job');
+    const waiting = waiter.acquire('queued-job', { waitMs: 60_000 });
+    await until(
+      async () => (await queueKeys(agent.httpUrl, 'holdfast-restart-queue', 'queued-job')).length === 1,
+      5000,
+      'the waiter queued',
+    );
+
+    await agent.kill();
+    await agent.start();
+    // The state is gone: the holder's lock, the waiter's entry and its session. The waiter queues again and takes the key.
+    const served = await within(waiting, 20_000, 'the waiter served after the restart');
+    expect(await served.isHeld()).toBe(true);
+    await abortedWithin(lock.signal, 6000, 'the holder told its lock is gone');
+    await lock.release();
+    await served.release();
+    await until(async () => (await queueKeys(agent.httpUrl, 'holdfast-restart-queue', 'queued-job')).length === 0, 2000, 'the queue empty');
+    await within(Promise.all([holder.close(), waiter.close()]), 5000, 'both providers close at once');
   }, 90_000);
 });

@@ -1,0 +1,273 @@
+import { BackendError, ErrorCode, HoldfastError } from '@holdfast/core';
+import { type BackendGrant, type GrantRequest, safetyDeadline, sleep } from '@holdfast/core/backend';
+import { type AcquireSettings, tryGrant } from './acquire.js';
+import { BLOCKING_WAIT_MS } from './constants.js';
+import { ConsulHttpError } from './consul-http.js';
+import type { GrantSession } from './grant-session.js';
+import { invalidSessionRefusal, type KvEntry, readEntries, readKey } from './kv.js';
+import type { LocalTurns } from './local-turns.js';
+import { dequeue, dequeueOp, enqueue, entryName, prune, queueDir, readQueue } from './queue-place.js';
+import { releaseAttempt } from './release.js';
+import type { GrantContext } from './session-grant.js';
+
+export interface QueueSettings extends AcquireSettings {
+  readonly callTimeoutMs: number;
+}
+
+export interface QueueContext extends GrantContext {
+  readonly turns: LocalTurns;
+  /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
+  readonly track: (cleanup: Promise<void>) => void;
+}
+
+interface QueueWait {
+  readonly signal: AbortSignal;
+  readonly deadline: number;
+}
+
+const MAX_RETRY_DELAY_MS = 1000;
+const FIRST_RETRY_DELAY_MS = 50;
+
+/**
+ * A waiting acquire of a plain lock, ZooKeeper's way: the provider's waiters on the key take turns
+ * (local-turns.ts); the one whose turn it is writes an entry into the key's queue (queue-place.ts) and
+ * blocking-queries only the entry before it, so a release wakes one waiter across all providers, not
+ * every one. The head alone watches the lock key and tries to take it, with the very transaction of
+ * tryGrant (acquire.ts): the lock key's protocol is the Go client's, and a `consul lock` waiter, who
+ * does not queue, competes with the head as with anyone.
+ *
+ * Resolves to a grant, or null at the deadline (a failure then is thrown instead, as core's own wait
+ * does); rejects with the signal's reason on abort. Whatever way it ends, its queue entry is deleted.
+ */
+export async function acquireQueued(
+  context: QueueContext,
+  settings: QueueSettings,
+  request: GrantRequest,
+  wait: QueueWait,
+): Promise<BackendGrant | null> {
+  const turn = await context.turns.take(request.key, wait.signal, wait.deadline);
+  if (!turn) return null;
+  const waiter = new QueuedWaiter(context, settings, request, wait);
+  try {
+    return await waiter.run();
+  } finally {
+    waiter.leaveQueue();
+    turn.end();
+  }
+}
+
+/** The waiter's entry in the queue; `written` once Consul confirmed it, `deleted` by the transaction that granted the lock. */
+interface Entry {
+  readonly key: string;
+  readonly session: GrantSession;
+  written: boolean;
+  deleted?: true;
+}
+
+class QueuedWaiter {
+  private entry: Entry | undefined;
+  private entries = 0;
+  private attempts = 0;
+  private readonly consulKey: string;
+  private readonly dir: string;
+
+  constructor(
+    private readonly context: QueueContext,
+    private readonly settings: QueueSettings,
+    private readonly request: GrantRequest,
+    private readonly wait: QueueWait,
+  ) {
+    this.consulKey = `${settings.prefix}/${request.key}`;
+    this.dir = queueDir(settings.prefix, request.key);
+  }
+
+  /** Steps until a grant, the deadline or a failure that retrying cannot mend; transient failures are retried with a backoff. */
+  async run(): Promise<BackendGrant | null> {
+    const { signal, deadline } = this.wait;
+    let lastError: unknown;
+    let failures = 0;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      if (Date.now() >= deadline) {
+        if (lastError !== undefined) throw lastError;
+        return null;
+      }
+      try {
+        const grant = await this.step();
+        if (grant) return grant;
+        lastError = undefined;
+        failures = 0;
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (!isTransient(error)) throw error;
+        lastError = error;
+        failures++;
+        const delayMs = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.min(failures - 1, 5));
+        await sleep(Math.min(delayMs, Math.max(0, deadline - Date.now())), signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Deletes the entry (a clean-up nobody waits for) and gives its session back. */
+  leaveQueue(): void {
+    const entry = this.entry;
+    this.entry = undefined;
+    if (!entry) return;
+    if (entry.deleted) {
+      void entry.session.leave();
+      return;
+    }
+    this.context.track(
+      dequeue(this.context.http, entry.key, this.context.background())
+        .catch(() => undefined)
+        .then(() => entry.session.leave()),
+    );
+  }
+
+  /** One look at the queue: wait for the predecessor to go, or, at the head, for the lock. */
+  private async step(): Promise<BackendGrant | undefined> {
+    const entry = await this.entryInQueue();
+    const { waiters, dead } = await readQueue(this.context.http, this.dir, this.callSignal());
+    prune(this.context.http, dead, this.context.background());
+    const place = waiters.findIndex((waiter) => waiter.Key === entry.key);
+    if (place < 0) {
+      // Our entry is gone (its session was invalidated): queue again, at the end.
+      this.leaveQueue();
+      return undefined;
+    }
+    if (place > 0) {
+      await this.untilGone(waiters[place - 1]!);
+      return undefined;
+    }
+    return this.asHead(entry);
+  }
+
+  private async entryInQueue(): Promise<Entry> {
+    if (this.entry?.written) return this.entry;
+    if (!this.entry) {
+      const session = await this.context.sessions.forQueue(this.request, this.callSignal());
+      this.entry = { key: `${this.dir}${entryName(this.request.lockId, this.entries++)}`, session, written: false };
+    }
+    const entry = this.entry;
+    // Sent again after an unanswered write: a session's lock on its own entry is idempotent.
+    const result = await enqueue(
+      this.context.http,
+      entry.key,
+      entry.session.id,
+      this.request.owner,
+      this.request.lockId,
+      this.callSignal(),
+    );
+    if (!result.ok) {
+      if (invalidSessionRefusal(result)) entry.session.discard();
+      this.leaveQueue();
+      throw new BackendError('consul', `acquire: could not join the queue of "${this.request.key}" (${describe(result.errors)})`);
+    }
+    entry.written = true;
+    return entry;
+  }
+
+  /**
+   * Blocks on the predecessor's entry alone until it is deleted or loses its session (or the deadline).
+   * Read as a prefix (no other entry's name starts with it): the answer's index is then the entry's own
+   * (or its tombstone's), so the query blocks from its ModifyIndex at once, where a single-key read's
+   * index is the whole KV store's and would answer at once after any write anywhere.
+   */
+  private async untilGone(predecessor: KvEntry): Promise<void> {
+    let index = BigInt(predecessor.ModifyIndex);
+    for (;;) {
+      const remaining = this.wait.deadline - Date.now();
+      if (remaining <= 0) return;
+      const read = await readEntries(this.context.http, predecessor.Key, {
+        recurse: true,
+        index,
+        waitMs: Math.min(remaining, BLOCKING_WAIT_MS),
+        signal: this.wait.signal,
+      });
+      const now = read.entries.find((entry) => entry.Key === predecessor.Key);
+      if (!now?.Session || now.ModifyIndex !== predecessor.ModifyIndex) return;
+      // A smaller index: the server's state was reset; read afresh.
+      index = read.index < index ? 0n : read.index;
+    }
+  }
+
+  /**
+   * At the head: look at the lock key, wait while a session holds it (from the index it was seen held
+   * at, which is what the provider's key watch can answer for), try it when it looks free; again until
+   * granted or the deadline.
+   */
+  private async asHead(entry: Entry): Promise<BackendGrant | undefined> {
+    const { signal, deadline } = this.wait;
+    // The index the key was last seen held at; 0n: not known, read it first.
+    let heldAt = 0n;
+    for (;;) {
+      if (heldAt === 0n) {
+        const { entry: lock } = await readKey(this.context.http, this.consulKey, false, this.callSignal());
+        if (lock?.Session) heldAt = BigInt(lock.ModifyIndex);
+      }
+      if (heldAt > 0n) {
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return undefined;
+        await this.context.watches.waitUntilFree(this.consulKey, heldAt, { signal, timeoutMs: Math.min(remaining, BLOCKING_WAIT_MS) });
+        if (signal.aborted) throw signal.reason;
+      }
+      if (Date.now() >= deadline) return undefined;
+      const outcome = await this.attempt(entry);
+      if (outcome.grant) return outcome.grant;
+      heldAt = outcome.index;
+      if (outcome.lockDelayUntil === undefined) continue;
+      // A lock-delay changes nothing Consul could report: wait it out, like the Go client, then look again.
+      const pauseMs = Math.min(outcome.lockDelayUntil, deadline) - Date.now();
+      await sleep(Math.max(0, pauseMs), signal).catch(() => undefined);
+      heldAt = 0n;
+    }
+  }
+
+  /**
+   * tryGrant under the call's bounds. Each attempt has its own lockId: an attempt whose answer never
+   * came is undone by its lockId, which then can never match a later grant of this waiter. A grant
+   * whose lease ran out on its way (a stalled process or network) is released and tried again.
+   */
+  private async attempt(entry: Entry): Promise<{ grant?: BackendGrant; index: bigint; lockDelayUntil?: number }> {
+    const request = { ...this.request, lockId: `${this.request.lockId}.${this.attempts++}` };
+    const sentAt = Date.now();
+    const signal = this.callSignal();
+    let outcome: Awaited<ReturnType<typeof tryGrant>>;
+    try {
+      outcome = await tryGrant(this.context, this.settings, request, { signal }, [dequeueOp(entry.key)]);
+    } catch (error) {
+      void releaseAttempt(this.context.http, this.consulKey, request.lockId, this.context.background()).catch(() => undefined);
+      // The attempt may have retired the shared session its write went out on: our entry must not keep it alive.
+      this.leaveQueue();
+      throw error;
+    }
+    if (!outcome.granted) return { index: outcome.wake?.index ?? 0n, lockDelayUntil: outcome.wake?.lockDelayUntil };
+    const grant = outcome.grant;
+    entry.deleted = true;
+    // tryGrant already releases a grant whose call was cut as it arrived: never hand that one out.
+    if (signal.aborted) throw signal.reason;
+    if (Date.now() >= safetyDeadline(sentAt, request.ttlMs)) {
+      void grant.release({ signal: this.context.background() }).catch(() => undefined);
+      throw new BackendError(
+        'consul',
+        'acquire: the grant arrived after its lease had run out (a stalled process or network); it was released',
+      );
+    }
+    return { grant, index: 0n };
+  }
+
+  /** One call's bound: the caller's signal and the per-call timeout, never past the deadline by more than that. */
+  private callSignal(): AbortSignal {
+    return AbortSignal.any([this.wait.signal, AbortSignal.timeout(this.settings.callTimeoutMs)]);
+  }
+}
+
+/** Backend failures and cut calls are worth retrying while the caller still waits; bad input and conflicts are not. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof ConsulHttpError) return error.retryable;
+  return !(error instanceof HoldfastError) || error.code === ErrorCode.Backend;
+}
+
+function describe(errors: readonly { what: string }[]): string {
+  return errors.map((error) => error.what).join('; ') || 'refused';
+}
