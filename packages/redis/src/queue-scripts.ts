@@ -50,6 +50,8 @@ redis.call('del', KEYS[3])
 redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
 if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
 redis.call('pexpire', KEYS[3], ARGV[2])
+-- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
+redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
 return {1, token, at}
 `);
 
