@@ -80,6 +80,12 @@ export class NodeSet {
   }
 }
 
+/**
+ * Commands waiting for a node's first connection: while any wait, the node may yet run a grant
+ * asked for before it was reached, so a release cannot take it for one that holds nothing.
+ */
+const waitingForFirstConnection = new WeakMap<RedisNode, number>();
+
 /** One node's answer, on its current session (no extra turn of the event loop when it is connected). */
 function answerOf<T>(
   node: RedisNode,
@@ -87,7 +93,8 @@ function answerOf<T>(
   ifNeverConnected: T | undefined,
   signal: AbortSignal,
 ): Promise<Answer<T>> {
-  if (ifNeverConnected !== undefined && !node.everConnected) return Promise.resolve({ value: ifNeverConnected, session: undefined });
+  if (ifNeverConnected !== undefined && !node.everConnected && !waitingForFirstConnection.get(node))
+    return Promise.resolve({ value: ifNeverConnected, session: undefined });
   const run = (session: Session): Promise<Answer<T>> =>
     command(session.client).then(
       (value) => ({ value, session }),
@@ -97,5 +104,15 @@ function answerOf<T>(
       },
     );
   const session = node.usableSession;
-  return session ? run(session) : node.ready(signal).then(run);
+  if (session) return run(session);
+  // Commands waiting for the connection are sent in the order they were asked for: a release after the grant.
+  const waiting = (waitingForFirstConnection.get(node) ?? 0) + 1;
+  waitingForFirstConnection.set(node, waiting);
+  const connected = node.ready(signal);
+  connected.then(done, done);
+  return connected.then(run);
+
+  function done(): void {
+    waitingForFirstConnection.set(node, (waitingForFirstConnection.get(node) ?? 1) - 1);
+  }
 }

@@ -69,6 +69,21 @@ describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first 
     await within(second!.release(), 5000, 'release');
   });
 
+  test('a grant decided before a node was first reached is released there too: nothing is left behind', async () => {
+    const [, , c] = three as [RedisProcess, RedisProcess, RedisProcess];
+    // c accepts the connection but answers nothing: the provider's first connection to it is not ready.
+    c.pause();
+    const locks = open();
+    const key = newKey();
+    const lock = await within(locks.tryAcquire(key), 5000, 'grant decided by a and b');
+    expect(lock).not.toBeNull();
+    await within(lock!.release(), 5000, 'release decided by a and b');
+    c.resume();
+    // An inspect waits for every node: it follows the grant and the release on c's first connection.
+    expect(await within(locks.inspect(key), 5000, 'inspect')).toBeNull();
+    expect(await onNode(c, (client) => client.get(`${DEFAULT_PREFIX}${key}`)), 'c kept the released grant').toBeNull();
+  });
+
   test('a node that grants after the majority decided votes too: a restart of another node leaves the holder its majority', async () => {
     const [a, , c] = three as [RedisProcess, RedisProcess, RedisProcess];
     const [locks, other] = [open(), open()];
