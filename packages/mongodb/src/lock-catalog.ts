@@ -53,9 +53,9 @@ export interface LockCatalog {
   stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
   /**
    * The documents of these keys as they stand, for waiters watching for a change: cheap reads by
-   * `_id` (mongod: one query; FerretDB: the mirrors, which follow each commit at once).
+   * `_id` (mongod: one query; FerretDB: the version record after the one last seen, so a release shows once inserted).
    */
   watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>>;
-  /** Background upkeep the pinger runs each round (FerretDB: deleting superseded version records). */
+  /** Background upkeep the pinger runs every second (FerretDB: deleting superseded version records). */
   housekeeping?(bound: Bound): Promise<void>;
 }

@@ -6,6 +6,12 @@ import type { LockCatalog } from './lock-catalog.js';
 import type { PingStore } from './ping-store.js';
 import type { UnlockQueue } from './unlock-queue.js';
 
+/**
+ * How often the catalog's housekeeping runs (FerretDB: deleting superseded version records, which
+ * every read there scans): far more often than a ping, at no cost while nothing is due.
+ */
+const HOUSEKEEPING_MS = 1_000;
+
 export interface PingerParts {
   readonly catalog: LockCatalog;
   readonly pings: PingStore;
@@ -22,13 +28,16 @@ export interface PingerParts {
  * One per provider instance, however many locks it holds (MongoDB's replSetDistLockPinger). Every
  * interval: ping, drain the unlock queue, check this process's locks on the server and free the ones
  * it does not claim (a grab that landed after its caller gave up: the ping must not keep it alive).
+ * Every second at most: the catalog's housekeeping.
  * Between rounds it watches its own pings: a lock kept alive by them is declared lost once they have
  * failed for longer than its lease minus a safety margin, before any contender may judge it expired.
  */
 export class Pinger {
   private timer: NodeJS.Timeout | undefined;
+  private housekeepingTimer: NodeJS.Timeout | undefined;
   private pinging: Promise<void> | undefined;
   private maintaining: Promise<void> | undefined;
+  private housekeeping: Promise<void> | undefined;
   private maintainedAt = 0;
   private readonly stopping = new AbortController();
   private lastPingError: unknown;
@@ -41,17 +50,20 @@ export class Pinger {
 
   start(): void {
     this.schedule();
+    this.scheduleHousekeeping();
   }
 
   /** Stops the timer and waits for the work in flight (cut short when `bound` aborts); leaves nothing scheduled. */
   async stop(bound: Bound): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
+    clearTimeout(this.housekeepingTimer);
     this.timer = undefined;
+    this.housekeepingTimer = undefined;
     const onAbort = (): void => this.stopping.abort(bound.signal?.reason);
     if (bound.signal?.aborted) onAbort();
     bound.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await Promise.all([this.pinging, this.maintaining]);
+      await Promise.all([this.pinging, this.maintaining, this.housekeeping]);
     } finally {
       bound.signal?.removeEventListener('abort', onAbort);
       if (!this.stopping.signal.aborted) this.stopping.abort();
@@ -70,6 +82,23 @@ export class Pinger {
   private schedule(): void {
     if (this.stopping.signal.aborted) return;
     this.timer = setTimeout(() => this.tick(), this.parts.intervalMs);
+  }
+
+  private scheduleHousekeeping(): void {
+    const { catalog, intervalMs } = this.parts;
+    if (!catalog.housekeeping || this.stopping.signal.aborted) return;
+    this.housekeepingTimer = setTimeout(
+      () => {
+        this.housekeepingTimer = undefined;
+        this.housekeeping = catalog.housekeeping!(this.bound())
+          .catch(() => undefined)
+          .finally(() => {
+            this.housekeeping = undefined;
+            this.scheduleHousekeeping();
+          });
+      },
+      Math.min(HOUSEKEEPING_MS, intervalMs),
+    );
   }
 
   private bound(): Bound {
@@ -107,7 +136,6 @@ export class Pinger {
       const orphans = (await catalog.heldByProcess(this.bound())).filter((lock) => !claims(lock.ts));
       for (const orphan of orphans) unlocks.add(orphan._id, orphan.ts);
       if (orphans.length > 0) await unlocks.drain(catalog, this.bound());
-      await catalog.housekeeping?.(this.bound());
     } catch {
       // The server is unreachable: the ping deadline, not this check, decides about loss then.
     }

@@ -3,6 +3,7 @@ import { type Collection, type Db, ObjectId } from 'mongodb';
 import { type Bound, throwIfAborted } from './bounded.js';
 import type { LockDocument, VersionRecord } from './documents.js';
 import { isDuplicateKey } from './driver-errors.js';
+import { KnownHeads } from './known-heads.js';
 import { PruneQueue } from './prune-queue.js';
 import { whileSqliteBusy } from './sqlite-busy.js';
 import { MAJORITY } from './write-concern.js';
@@ -26,6 +27,9 @@ export interface ChainTiming {
 }
 
 export const CHAIN_TIMING: ChainTiming = { actWindowMs: 5_000, pruneDelayMs: 10_000 };
+
+/** Versions a walk from a known head reads past it before it asks the mirror instead. */
+const KNOWN_WALK = 2;
 
 /**
  * Each key's lock states on FerretDB as immutable version records `<version>:<key>` in
@@ -52,12 +56,18 @@ export const CHAIN_TIMING: ChainTiming = { actWindowMs: 5_000, pruneDelayMs: 10_
  *    was anything above it (rule 1), and the walk saw every version up to the latest. Otherwise
  *    (pruned, or re-inserted by a late write with another commit id) the latest is found by a query
  *    of all the key's records (a highest version always exists and is never a re-inserted one).
+ *    A walk may start at the latest version this provider has seen instead of the mirror's: the
+ *    same reads in the same order, the same argument.
+ * 4. A commit may be based on this provider's own last commit of the key instead of a read: every
+ *    later version was committed after that insert, so after the read it was based on began, and
+ *    rule 2 holds with that read's start (the act window counts from it).
  * Every provider of a collection must follow these rules: stop older adapter versions before starting this one.
  */
 export class VersionChain {
   readonly mirrors: Collection<LockDocument>;
   readonly records: Collection<VersionRecord>;
   readonly prunes: PruneQueue;
+  private readonly known = new KnownHeads();
 
   constructor(
     db: Db,
@@ -79,8 +89,61 @@ export class VersionChain {
 
   async head(key: string, bound: Bound): Promise<ChainRead> {
     const startedAt = performance.now();
+    const known = this.known.get(key)?.lock;
+    const fromKnown = known && (await this.walkFromKnown(known, bound));
+    if (fromKnown) return { current: fromKnown, startedAt };
     const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
-    return { current: await this.headFrom(key, mirror, bound), startedAt, unmirrored: mirror === null };
+    const current = await this.headFrom(key, mirror, bound);
+    if (current) this.known.saw(current);
+    return { current, startedAt, unmirrored: mirror === null };
+  }
+
+  /**
+   * This provider's own last commit of the key as the read a commit may be based on (rule 4), while
+   * it is young enough that the commit's reply can still come within the act window.
+   */
+  recentOwnCommit(key: string): ChainRead | undefined {
+    const known = this.known.get(key);
+    if (known?.readStartedAt === undefined || performance.now() - known.readStartedAt >= this.timing.actWindowMs / 2) return undefined;
+    return { current: known.lock, startedAt: known.readStartedAt };
+  }
+
+  /**
+   * For waiters watching the key, one read: the version after the latest known one if it exists
+   * (remembered: the next walk starts there), else the known one; the mirror when none is known. A
+   * hint that something changed, never acted on: a grant walks and re-reads as rule 3 says.
+   */
+  async watch(key: string, bound: Bound): Promise<LockDocument | null> {
+    const known = this.known.get(key)?.lock;
+    if (!known) {
+      const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
+      if (mirror) this.known.saw(mirror);
+      return mirror;
+    }
+    const next = await this.read(key, known.version! + 1, bound);
+    if (!next) return known;
+    const lock = toLock(next);
+    this.known.saw(lock);
+    return lock;
+  }
+
+  /** Rule 3 from a known version: a few versions past it, the next one missing, then it still there; null when that fails. */
+  private async walkFromKnown(known: LockDocument, bound: Bound): Promise<LockDocument | null> {
+    const key = known._id;
+    let latest: VersionRecord | null = null;
+    for (let version = known.version! + 1; version <= known.version! + KNOWN_WALK; version++) {
+      const next = await this.read(key, version, bound);
+      if (next) {
+        latest = next;
+        continue;
+      }
+      const again = await this.read(key, known.version!, bound);
+      if (!again || !sameCommit(again, known)) return null;
+      const current = toLock(latest ?? again);
+      this.known.saw(current);
+      return current;
+    }
+    return null;
   }
 
   /** The latest version of the key, walking from its mirror (rule 3 above). */
@@ -128,6 +191,7 @@ export class VersionChain {
     }
     if (version > 1) this.prunes.add(key, version);
     const lock = toLock(record);
+    this.known.saw(lock, read.startedAt);
     await this.mirror(lock, bound, read.unmirrored);
     return { ...lock, readStartedAt: read.startedAt };
   }

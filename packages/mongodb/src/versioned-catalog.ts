@@ -52,6 +52,13 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
+    // Taken again soon after this provider's own release: based on that commit, no need to read
+    // (rule 4 of VersionChain); when another writer was first, the insert fails and the key is read.
+    const own = this.chain.recentOwnCommit(acquisition.key);
+    if (own?.current?.state === UNLOCKED) {
+      const taken = await this.chain.commit(acquisition.key, own, this.acquire(acquisition, own.current), bound);
+      if (taken) return taken;
+    }
     const read = await this.chain.head(acquisition.key, bound);
     const { current } = read;
     throwIfSlotsHeld(current);
@@ -171,13 +178,17 @@ export class VersionedCatalog implements LockCatalog {
     return kept;
   }
 
-  /** One read by `_id` per key: any other filter is evaluated in Go on FerretDB, ~18 times slower per document. */
+  /**
+   * One read by `_id` per key (any other filter is evaluated in Go on FerretDB, ~18 times slower per
+   * document): the version after the latest this provider knows, so that a waiter sees a release
+   * once its record is inserted, before its mirror is written; the mirror of a key it knows nothing of.
+   */
   async watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>> {
-    const found = await Promise.all(keys.map((key) => this.locks.findOne({ _id: key }, { signal: bound.signal })));
+    const found = await Promise.all(keys.map((key) => this.chain.watch(key, bound)));
     return new Map(found.filter((lock): lock is LockDocument => lock !== null).map((lock) => [lock._id, lock]));
   }
 
-  /** Deletes the version records whose prune delay has passed (the pinger calls this each round). */
+  /** Deletes the version records whose prune delay has passed (the pinger calls this every second). */
   housekeeping(bound: Bound): Promise<void> {
     return this.chain.prunes.drain(bound);
   }

@@ -107,6 +107,29 @@ describe.skipIf(!mongodb.url)(`superseded version records are pruned (${mongodb.
     }
   });
 
+  test('a walk from the version a provider last saw, pruned since, finds the latest version', async (t) => {
+    if (!ferretdb) t.skip();
+    const [away, busy] = ['away', 'busy'].map((owner) => providerWithBackend(url, { owner }, { chainTiming: TIMING }).locks);
+    const key = `prune/known/${Date.now().toString(36)}`;
+    try {
+      await (await away!.tryAcquire(key))!.release(); // away last saw version 2 (its own release)
+      await (await busy!.tryAcquire(key))!.release(); // versions 3 and 4
+      const held = await busy!.tryAcquire(key); // version 5
+      await until(
+        async () => (await records().countDocuments({ key })) <= 1,
+        TIMING.pruneDelayMs + 5_000,
+        'the superseded records were pruned',
+      );
+      // Version 3 is missing now: only the re-read of version 2 (missing too) shows that 2 is not the latest.
+      expect(await away!.tryAcquire(key), 'granted on the strength of a pruned version').toBeNull();
+      expect((await away!.inspect(key))?.owner).toBe('busy');
+      expect(await held!.isHeld()).toBe(true);
+      await held!.release();
+    } finally {
+      await Promise.allSettled([away!.close(), busy!.close()]);
+    }
+  });
+
   test('a walk from a mirror whose version was pruned finds the latest version', async (t) => {
     if (!ferretdb) t.skip();
     const { locks } = providerWithBackend(url, { owner: 'holder' }, { chainTiming: TIMING });
