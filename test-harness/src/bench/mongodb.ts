@@ -1,5 +1,6 @@
 import { createLockProvider } from '@holdfast/core';
 import { MongoClient, ObjectId } from 'mongodb';
+import { postgresBinDir, startFerretdbOnPostgres } from '../servers/index.js';
 import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
 import { countedPass } from './counted.js';
@@ -29,6 +30,8 @@ const PARAMS = `holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=b
  */
 const HOLD_PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiration=30s&holdfastLocksCollection=bench_${runId}_hold&holdfastPingsCollection=bench_${runId}_hold_pings`;
 const GROUP = 'uncontended acquire+release';
+/** The subject of the hold-many rows on FerretDB's PostgreSQL backend. */
+const ON_POSTGRES = 'holdfast mongodb, FerretDB on PostgreSQL';
 
 /**
  * Holdfast's MongoDB adapter beside the bare driver calls it is built on, on one server in one run.
@@ -66,7 +69,11 @@ export const mongodbBench: BenchModule = {
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));
-      await steps.run('hold many', () => holdManyRows(withParams(HOLD_PARAMS), settings));
+      await steps.run('hold many', () => holdManyRows(withParams(HOLD_PARAMS), settings, 'holdfast mongodb', 8));
+      // FerretDB on SQLite scans a collection on every read; its PostgreSQL backend is the one that holds many.
+      if (described.ferretdb && (await postgresBinDir())) {
+        await steps.run('hold many, FerretDB on PostgreSQL', () => holdManyOnPostgres(settings, log));
+      }
       return { server: `${described.label} (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
       await dropBenchCollections(raw).catch(() => undefined);
@@ -96,8 +103,21 @@ function rawPair(client: MongoClient, ownsClient = false): RoundTrip {
   };
 }
 
+/** The hold-many rows on FerretDB over a PostgreSQL of the bench's own, both started and stopped here. */
+async function holdManyOnPostgres(settings: BenchSettings, log: (line: string) => void): Promise<BenchRow[]> {
+  const server = await startFerretdbOnPostgres();
+  try {
+    const client = new MongoClient(server.url);
+    const described = await describeMongo(client).finally(() => client.close());
+    log(`${described.label}, on a PostgreSQL of the bench's own`);
+    return await holdManyRows(`${server.url}?${HOLD_PARAMS}`, settings, ON_POSTGRES, 16);
+  } finally {
+    await server.stop();
+  }
+}
+
 /** Many locks held by a child process; its pings counted on the wire. The bench drops the collections after. */
-async function holdManyRows(url: string, settings: BenchSettings): Promise<BenchRow[]> {
+async function holdManyRows(url: string, settings: BenchSettings, subject: string, concurrency: number): Promise<BenchRow[]> {
   const holder = HolderProcess.start(url, 'mongodb');
   try {
     const pings = async (): Promise<number> => {
@@ -111,15 +131,15 @@ async function holdManyRows(url: string, settings: BenchSettings): Promise<Bench
       perMs: PING_INTERVAL_MS,
       count: pings,
     };
-    // A few calls in flight: FerretDB on SQLite runs them one by one, and a queue of hundreds would outlast the per-call bound.
+    // A few calls in flight (FerretDB on SQLite runs them one by one, PostgreSQL a few at once): a queue of hundreds would outlast the per-call bound.
     const plan = {
       count: settings.hold,
       ttlMs: 30_000,
       windowMs: (settings.quick ? 2 : 5) * PING_INTERVAL_MS,
       budgetMs: settings.holdBudgetMs,
-      concurrency: 8,
+      concurrency,
     };
-    return await holdMany('holdfast mongodb', childHolder(holder), plan, calls);
+    return await holdMany(subject, childHolder(holder), plan, calls);
   } finally {
     await holder.kill();
   }

@@ -1,7 +1,7 @@
 export { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary, serversCacheDir } from './binaries.js';
 export { type ConsulCluster, startConsulCluster, startConsulDev } from './consul.js';
 export { containerRuntimeUnavailable } from './containers.js';
-export { startFerretdb } from './ferretdb.js';
+export { type FerretdbServer, startFerretdb, startFerretdbOnPostgres } from './ferretdb.js';
 export { startMariadb } from './mariadb.js';
 export { freePort, freePorts } from './ports.js';
 export { startPostgres } from './postgres.js';
