@@ -1,4 +1,5 @@
 import type { CallContext, LockBackend } from './backend.js';
+import { DeadlineLane, type Expiring } from './call-deadlines.js';
 import { BackendError } from './errors.js';
 import { toBackendError } from './wrap-backend-error.js';
 
@@ -18,66 +19,56 @@ export interface CallBounds {
   readonly onAbandoned?: (late: Promise<unknown>) => void;
 }
 
+const NO_BOUNDS: CallBounds = Object.freeze({});
+
 /**
  * Runs every backend call under a bound: the caller's signal, the caller's deadline and the
  * per-call timeout. The adapter gets a signal to stop its I/O; core stops waiting at that moment
  * whatever the adapter does, because a hung server must never hang the caller.
  */
 export class BackendCaller {
+  /** Calls bounded by the per-call timeout alone (most of them) share one timer. */
+  private readonly lane: DeadlineLane;
+
   constructor(
     readonly backend: LockBackend,
     readonly callTimeoutMs: number,
-  ) {}
+  ) {
+    this.lane = new DeadlineLane(callTimeoutMs);
+  }
 
-  run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds = {}): Promise<T> {
+  run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds = NO_BOUNDS): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
     const budget = Math.max(0, Math.min(bounds.budgetMs ?? this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
-    const call = new LazyCall();
     return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const finish = (): void => {
-        settled = true;
-        clearTimeout(timer);
-        callerSignal?.removeEventListener('abort', onCallerAbort);
-      };
-      const giveUp = (reason: unknown): void => {
-        if (settled) return;
-        finish();
-        call.abort(reason);
-        bounds.onAbandoned?.(pending);
-        reject(reason);
-      };
-      const onCallerAbort = (): void => giveUp(callerSignal!.reason);
-      const timer = setTimeout(
-        () => giveUp(new BackendError(this.backend.name, `${operation}: no answer within ${Math.round(budget)} ms`)),
-        budget,
-      );
-      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-      const pending = (async () => fn(call))();
-      pending.then(
-        (value) => {
-          if (settled) return;
-          finish();
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          finish();
-          reject(toBackendError(this.backend.name, operation, error));
-        },
-      );
+      const call = new BoundedCall<T>(this, operation, budget, bounds, resolve, reject);
+      call.start(fn, budget === this.callTimeoutMs ? this.lane : undefined);
     });
   }
 }
 
 /**
- * A call's context whose AbortController exists only once an adapter reads `signal`: in-process
- * backends never do, and a controller per call was most of a memory grant's cost.
+ * One call core waits for. Its AbortController exists only once an adapter reads `signal`:
+ * in-process backends never do, and a controller per call was most of a memory grant's cost.
  */
-class LazyCall implements CallContext {
+class BoundedCall<T> implements CallContext, Expiring {
+  dueAt = 0;
+  private settled = false;
   private controller: AbortController | undefined;
   private abortedWith: { reason: unknown } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lane: DeadlineLane | undefined;
+  private pending: Promise<T> | undefined;
+
+  constructor(
+    private readonly caller: BackendCaller,
+    private readonly operation: string,
+    private readonly budget: number,
+    private readonly bounds: CallBounds,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {}
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -87,8 +78,61 @@ class LazyCall implements CallContext {
     return this.controller.signal;
   }
 
-  abort(reason: unknown): void {
+  start(fn: (call: CallContext) => Promise<T>, lane: DeadlineLane | undefined): void {
+    if (lane) {
+      this.dueAt = performance.now() + this.budget;
+      this.lane = lane;
+      lane.add(this);
+    } else {
+      this.timer = setTimeout(() => this.expire(), this.budget);
+    }
+    this.bounds.signal?.addEventListener('abort', this, { once: true });
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(fn(this));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    this.pending = pending;
+    if (this.settled) this.bounds.onAbandoned?.(pending);
+    pending.then(
+      (value) => {
+        if (this.settled) return;
+        this.finish();
+        this.resolve(value);
+      },
+      (error: unknown) => {
+        if (this.settled) return;
+        this.finish();
+        this.reject(toBackendError(this.caller.backend.name, this.operation, error));
+      },
+    );
+  }
+
+  /** The per-call timeout, or the caller's deadline, passed. */
+  expire(): void {
+    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: no answer within ${Math.round(this.budget)} ms`));
+  }
+
+  /** The caller's signal aborted (an EventListener object: no closure per call). */
+  handleEvent(): void {
+    this.giveUp(this.bounds.signal!.reason);
+  }
+
+  private giveUp(reason: unknown): void {
+    if (this.settled) return;
+    this.finish();
     this.abortedWith = { reason };
     this.controller?.abort(reason);
+    // A caller's signal can abort from inside fn itself: then the late work is known once fn returns.
+    if (this.pending) this.bounds.onAbandoned?.(this.pending);
+    this.reject(reason);
+  }
+
+  private finish(): void {
+    this.settled = true;
+    if (this.lane) this.lane.delete(this);
+    else clearTimeout(this.timer);
+    this.bounds.signal?.removeEventListener('abort', this);
   }
 }
