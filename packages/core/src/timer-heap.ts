@@ -20,12 +20,20 @@ export class TimerHeap {
   private armedFor = Infinity;
   private seq = 0;
   private stopped = false;
+  private armQueued = false;
 
   /**
    * @param keepAlive whether the pending timer keeps the process alive. Renewals should not (holding
    * a lock is no reason to keep running), deadlines of callers who are awaiting a result should.
+   * @param armOnNextTick set the Node timer on the next tick rather than at once: a tick queued
+   * while promises resolve runs only once they all have, so a task scheduled and cancelled within
+   * one run of microtasks (an in-process lock taken and released) never sets or clears a Node timer.
+   * Nothing is late for it: no timer could fire before that tick anyway.
    */
-  constructor(private readonly keepAlive = false) {}
+  constructor(
+    private readonly keepAlive = false,
+    private readonly armOnNextTick = false,
+  ) {}
 
   /** Schedules (or reschedules) `task` to run at `dueAt`. */
   schedule(task: ScheduledTask, dueAt: number): void {
@@ -33,7 +41,12 @@ export class TimerHeap {
     const seq = ++this.seq;
     this.live.set(task, seq);
     this.push({ dueAt, seq, task });
-    if (dueAt < this.armedFor) this.arm();
+    if (dueAt >= this.armedFor) return;
+    if (!this.armOnNextTick) this.arm();
+    else if (!this.armQueued) {
+      this.armQueued = true;
+      process.nextTick(this.armIfLive);
+    }
   }
 
   cancel(task: ScheduledTask): void {
@@ -52,12 +65,18 @@ export class TimerHeap {
   }
 
   private clear(): void {
-    this.live.clear();
+    // An empty Map's clear() still allocates a new table: most calls come from cancel() of the last task.
+    if (this.live.size > 0) this.live.clear();
     this.heap.length = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.armedFor = Infinity;
   }
+
+  private readonly armIfLive = (): void => {
+    this.armQueued = false;
+    if (this.live.size > 0) this.arm();
+  };
 
   private arm(): void {
     if (this.timer) clearTimeout(this.timer);

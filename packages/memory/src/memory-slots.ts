@@ -37,7 +37,8 @@ interface SlotSet {
 /** The semaphores of a MemoryStore: per key a limit and up to `limit` slots, sharing the key's token counter. */
 export class SlotTable {
   private readonly sets = new Map<string, SlotSet>();
-  private readonly timers = new TimerHeap();
+  /** Armed on the next tick: a slot taken and released within one run of microtasks sets no Node timer. */
+  private readonly timers = new TimerHeap(false, true);
   constructor(
     /** Everyone waiting for a change of a key; a freed slot wakes them all (they race in-process, cheaply). */
     private readonly changes: WaitList<string>,
@@ -120,8 +121,10 @@ export class SlotTable {
   }
 
   expireDue(key: string): void {
+    const set = this.sets.get(key);
+    if (!set) return;
     const now = Date.now();
-    for (const slot of [...(this.sets.get(key)?.slots ?? [])]) {
+    for (const slot of [...set.slots]) {
       if (slot.expiresAt.getTime() > now) continue;
       this.remove(slot);
       slot.request.onLost('its TTL ran out before it was renewed');

@@ -6,6 +6,7 @@ import {
   type GrantRequest,
   isSlotRequest,
   NOT_HELD,
+  type ScheduledTask,
   type SlotRequest,
   stillHeld,
   TimerHeap,
@@ -13,11 +14,13 @@ import {
 } from '@holdfast/core/backend';
 import { SlotTable } from './memory-slots.js';
 
-/** One held lock. It is its own grant: held exactly while the store's entry for its key is this object. */
-class Entry implements BackendGrant {
+/**
+ * One held lock. It is its own grant, held exactly while the store's entry for its key is this
+ * object, and its own expiry task on the store's timer (run()).
+ */
+class Entry implements BackendGrant, ScheduledTask {
   readonly acquiredAt = new Date();
   expiresAt: Date;
-  readonly expiry = { run: () => this.store.expireIfDue(this.request.key) };
 
   constructor(
     private readonly store: MemoryStore,
@@ -38,6 +41,10 @@ class Entry implements BackendGrant {
   async isHeld(): Promise<boolean> {
     return this.store.holds(this);
   }
+
+  run(): void {
+    this.store.expireIfDue(this.request.key);
+  }
 }
 
 /**
@@ -49,7 +56,8 @@ export class MemoryStore {
   private readonly entries = new Map<string, Entry>();
   private readonly tokens = new Map<string, bigint>();
   private readonly queues = new WaitList<string, Entry, GrantRequest>();
-  private readonly timers = new TimerHeap();
+  /** Armed on the next tick: a lock taken and released within one run of microtasks sets no Node timer. */
+  private readonly timers = new TimerHeap(false, true);
   /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
   readonly changes = new WaitList<string>();
   readonly slots = new SlotTable(
@@ -91,7 +99,7 @@ export class MemoryStore {
   extend(entry: Entry, ttlMs: number): Extension {
     if (!this.holds(entry)) return NOT_HELD;
     entry.expiresAt = new Date(Date.now() + ttlMs);
-    this.timers.schedule(entry.expiry, entry.expiresAt.getTime());
+    this.timers.schedule(entry, entry.expiresAt.getTime());
     return stillHeld(entry.expiresAt);
   }
 
@@ -156,7 +164,7 @@ export class MemoryStore {
   private grant(request: GrantRequest): Entry {
     const entry = new Entry(this, request, this.nextToken(request.key));
     this.entries.set(request.key, entry);
-    this.timers.schedule(entry.expiry, entry.expiresAt.getTime());
+    this.timers.schedule(entry, entry.expiresAt.getTime());
     return entry;
   }
 
@@ -164,7 +172,7 @@ export class MemoryStore {
   private remove(entry: Entry): void {
     const key = entry.request.key;
     this.entries.delete(key);
-    this.timers.cancel(entry.expiry);
+    this.timers.cancel(entry);
     this.changes.wakeAll(key, undefined);
     this.queues.wakeFirst(key, (request) => this.grant(request));
   }
