@@ -10,6 +10,10 @@ export const MAX_SEMAPHORE_LIMIT = 10_000;
 // Control characters (C0, DEL and C1, which includes U+0085 NEXT LINE) would corrupt log lines and
 // HTTP paths; no backend needs them.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+/** An empty, "." or ".." segment anywhere in a key; the loop in validateKey() then says which. */
+const BAD_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
+/** A UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair, two units, is 4): shorter keys need no count. */
+const SURELY_SHORT_ENOUGH = Math.floor(MAX_KEY_BYTES / 3);
 
 /**
  * Key rules, the same on every backend: a non-empty string of at most 256 UTF-8 bytes; no control
@@ -19,11 +23,12 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 export function validateKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') throw new InvalidArgumentError('key', `expected a string, got ${describe(key)}`);
   if (key.length === 0) throw new InvalidArgumentError('key', 'must not be empty');
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+  if (key.length > SURELY_SHORT_ENOUGH && Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
     throw new InvalidArgumentError('key', `longer than ${MAX_KEY_BYTES} UTF-8 bytes`);
   }
   if (CONTROL_CHARACTERS.test(key)) throw new InvalidArgumentError('key', 'contains a control character');
   if (!key.isWellFormed()) throw new InvalidArgumentError('key', 'contains a lone surrogate');
+  if (!BAD_SEGMENT.test(key)) return;
   for (const segment of key.split('/')) {
     if (segment === '') throw new InvalidArgumentError('key', `"${key}" has an empty "/" segment`);
     if (segment === '.' || segment === '..') throw new InvalidArgumentError('key', `"${key}" has a "${segment}" segment`);
