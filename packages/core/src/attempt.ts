@@ -20,26 +20,25 @@ export interface Attempt {
 export const NOTHING_YET: Busy = busy();
 
 export function newAttempt(key: string, owner: string, validated: ValidatedAcquire, limit: number | undefined): Attempt {
+  const now = Date.now();
+  const onLost = (detail: string, cause?: unknown): void => {
+    if (attempt.handle) attempt.handle.markLost(detail, cause);
+    else attempt.pendingLoss = { detail, cause };
+  };
+  const { reason, ttlMs, autoRenew } = validated;
+  const lockId = newLockId();
+  const request: GrantRequest | SlotRequest =
+    limit === undefined
+      ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost }
+      : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, limit };
   const attempt: Attempt = {
     handle: undefined,
     queued: false,
-    startedAt: Date.now(),
-    sentAt: Date.now(),
+    startedAt: now,
+    sentAt: now,
     pendingLoss: undefined,
     busy: NOTHING_YET,
-    request: {
-      key,
-      lockId: newLockId(),
-      owner,
-      reason: validated.reason,
-      ttlMs: validated.ttlMs,
-      autoRenew: validated.autoRenew,
-      onLost: (detail, cause) => {
-        if (attempt.handle) attempt.handle.markLost(detail, cause);
-        else attempt.pendingLoss = { detail, cause };
-      },
-      ...(limit === undefined ? {} : { limit }),
-    },
+    request,
   };
   return attempt;
 }

@@ -116,7 +116,7 @@ export class HeldLock implements Lock, ScheduledTask {
   /** release() for close(): gives up waiting for the backend at `deadline`. */
   async releaseBefore(deadline: number | undefined): Promise<void> {
     if (this.state === 'released') return;
-    const bounds = { deadline };
+    const bounds = deadline === undefined ? undefined : { deadline };
     if (this.state === 'lost') {
       // The loss may have been declared out of caution while the record still exists: free it if
       // it is still ours (the backend checks ownership), so others need not wait for it to expire.
