@@ -17,6 +17,9 @@ export const SINGLE_NODE_CAPABILITIES: Capabilities = Object.freeze({
   // a fresh connection's first grant (connect, script load) answered on a loaded machine.
   minTtlMs: 100,
   fencing: 'strict',
+  // Plain-lock waiters queue on the server and a free key is refused to anyone but the next live
+  // waiter (queue-scripts.ts); only clients that do not queue (redlock, older versions) can jump it.
+  fifo: true,
   // Redis checks the expiry on every access to the key, so a crashed holder's key is free at its TTL.
   expiryGraceMs: 0,
 });
