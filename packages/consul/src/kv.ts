@@ -72,7 +72,7 @@ export type TxnKvOp =
   | { Verb: 'lock' | 'unlock'; Key: string; Session: string; Flags?: string; Value?: string }
   | { Verb: 'cas'; Key: string; Index: number; Flags: string; Value: string }
   | { Verb: 'check-index' | 'delete-cas'; Key: string; Index: number }
-  | { Verb: 'check-not-exists' | 'delete'; Key: string };
+  | { Verb: 'check-not-exists' | 'delete' | 'get-tree'; Key: string };
 
 /** Why an operation of a rolled-back transaction failed; Consul reports every failing operation. */
 export interface TxnError {

@@ -21,23 +21,44 @@ export function queueDir(prefix: string, key: string): string {
   return `${prefix}${QUEUE_SUFFIX}/${encodeURIComponent(key)}/`;
 }
 
-/** Joins the queue: an entry held by the waiter's session; it stops counting once the session is gone. */
-export function enqueue(
+/** The live entries (held by a session), first come first, and those a dead session left. */
+export interface QueueView {
+  readonly waiters: KvEntry[];
+  readonly dead: KvEntry[];
+}
+
+/**
+ * Joins the queue: an entry held by the waiter's session (it stops counting once the session is gone),
+ * and the queue as it then is, read in the same transaction: one round trip.
+ */
+export async function enqueue(
   http: ConsulHttp,
-  entryKey: string,
+  place: { readonly dir: string; readonly entryKey: string },
   session: string,
   owner: string,
   lockId: string,
   signal: AbortSignal,
-): Promise<TxnResult> {
+): Promise<QueueView | TxnResult> {
   const value = encodeLockValue({ owner, acquiredAt: new Date().toISOString(), lockId });
-  return transact(http, [{ Verb: 'lock', Key: entryKey, Session: session, Flags: QUEUE_FLAG, Value: value }], signal);
+  const result = await transact(
+    http,
+    [
+      { Verb: 'lock', Key: place.entryKey, Session: session, Flags: QUEUE_FLAG, Value: value },
+      { Verb: 'get-tree', Key: place.dir },
+    ],
+    signal,
+  );
+  // The first result is the lock operation's; the tree follows.
+  return result.ok ? viewOf(result.entries.slice(1)) : result;
 }
 
-/** The live entries (held by a session), first come first, and those a dead session left. */
-export async function readQueue(http: ConsulHttp, dir: string, signal: AbortSignal): Promise<{ waiters: KvEntry[]; dead: KvEntry[] }> {
+export async function readQueue(http: ConsulHttp, dir: string, signal: AbortSignal): Promise<QueueView> {
   // Consistent: a stale read could miss our own entry, and we would queue again at the end.
   const { entries } = await readEntries(http, dir, { recurse: true, consistent: true, signal });
+  return viewOf(entries);
+}
+
+function viewOf(entries: readonly KvEntry[]): QueueView {
   const ours = entries.filter((entry) => entry.Flags === QUEUE_FLAG);
   const waiters = ours.filter((entry) => entry.Session).sort((a, b) => a.CreateIndex - b.CreateIndex);
   return { waiters, dead: ours.filter((entry) => !entry.Session) };

@@ -6,7 +6,7 @@ import { ConsulHttpError } from './consul-http.js';
 import type { GrantSession } from './grant-session.js';
 import { invalidSessionRefusal, type KvEntry, readEntries, readKey } from './kv.js';
 import type { LocalTurns } from './local-turns.js';
-import { dequeue, dequeueOp, enqueue, entryName, prune, queueDir, readQueue } from './queue-place.js';
+import { dequeue, dequeueOp, enqueue, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
 import { releaseAttempt } from './release.js';
 import type { GrantContext } from './session-grant.js';
 
@@ -126,8 +126,8 @@ class QueuedWaiter {
 
   /** One look at the queue: wait for the predecessor to go, or, at the head, for the lock. */
   private async step(): Promise<BackendGrant | undefined> {
-    const entry = await this.entryInQueue();
-    const { waiters, dead } = await readQueue(this.context.http, this.dir, this.callSignal());
+    const { entry, view } = await this.entryInQueue();
+    const { waiters, dead } = view ?? (await readQueue(this.context.http, this.dir, this.callSignal()));
     prune(this.context.http, dead, this.context.background());
     const place = waiters.findIndex((waiter) => waiter.Key === entry.key);
     if (place < 0) {
@@ -142,29 +142,25 @@ class QueuedWaiter {
     return this.asHead(entry);
   }
 
-  private async entryInQueue(): Promise<Entry> {
-    if (this.entry?.written) return this.entry;
+  /** Our entry, written if it is not yet; with the queue as the write saw it when it wrote it now. */
+  private async entryInQueue(): Promise<{ entry: Entry; view?: QueueView }> {
+    if (this.entry?.written) return { entry: this.entry };
     if (!this.entry) {
       const session = await this.context.sessions.forQueue(this.request, this.callSignal());
       this.entry = { key: `${this.dir}${entryName(this.request.lockId, this.entries++)}`, session, written: false };
     }
     const entry = this.entry;
     // Sent again after an unanswered write: a session's lock on its own entry is idempotent.
-    const result = await enqueue(
-      this.context.http,
-      entry.key,
-      entry.session.id,
-      this.request.owner,
-      this.request.lockId,
-      this.callSignal(),
-    );
-    if (!result.ok) {
-      if (invalidSessionRefusal(result)) entry.session.discard();
+    const place = { dir: this.dir, entryKey: entry.key };
+    const written = await enqueue(this.context.http, place, entry.session.id, this.request.owner, this.request.lockId, this.callSignal());
+    if ('ok' in written) {
+      if (invalidSessionRefusal(written)) entry.session.discard();
       this.leaveQueue();
-      throw new BackendError('consul', `acquire: could not join the queue of "${this.request.key}" (${describe(result.errors)})`);
+      const why = written.ok ? 'no answer' : describe(written.errors);
+      throw new BackendError('consul', `acquire: could not join the queue of "${this.request.key}" (${why})`);
     }
     entry.written = true;
-    return entry;
+    return { entry, view: written };
   }
 
   /**
