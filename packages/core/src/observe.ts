@@ -29,21 +29,38 @@ export async function* observeHolder(observed: ObservedKey): AsyncGenerator<Lock
     let last: LockInfo | null | undefined;
     let freePollMs = FIRST_FREE_POLL_MS;
     while (!signal.aborted) {
-      const info = await observed.inspect(signal);
-      if (last === undefined || !sameHolder(last, info)) {
-        last = info;
-        yield info;
+      // Armed before the read: a release that lands while inspect runs (a quorum's other nodes, a
+      // quick re-grant and release) still ends the wait that follows instead of going unseen.
+      const waitStop = linkedController(signal);
+      const released = observed.waitForRelease?.(waitStop.controller.signal, MAX_HELD_WAIT_MS).then(
+        () => true,
+        () => false,
+      );
+      try {
+        const info = await observed.inspect(signal);
+        if (last === undefined || !sameHolder(last, info)) {
+          last = info;
+          yield info;
+        }
+        if (info === null) {
+          await pause(freePollMs, signal);
+          freePollMs = Math.min(2 * freePollMs, observed.pollIntervalMs);
+          continue;
+        }
+        freePollMs = FIRST_FREE_POLL_MS;
+        const untilExpiry = info.expiresAt ? Math.max(0, info.expiresAt.getTime() - Date.now()) + FIRST_FREE_POLL_MS : MAX_HELD_WAIT_MS;
+        const timeoutMs = Math.min(untilExpiry, MAX_HELD_WAIT_MS);
+        if (!released) {
+          await pause(Math.min(timeoutMs, observed.pollIntervalMs), signal);
+          continue;
+        }
+        const answered = await Promise.race([released, pause(timeoutMs, waitStop.controller.signal).then(() => true)]);
+        // A failed wait is no answer about the key: look again after the usual interval.
+        if (!answered) await pause(observed.pollIntervalMs, signal);
+      } finally {
+        waitStop.controller.abort();
+        waitStop.dispose();
       }
-      if (info === null) {
-        await pause(freePollMs, signal);
-        freePollMs = Math.min(2 * freePollMs, observed.pollIntervalMs);
-        continue;
-      }
-      freePollMs = FIRST_FREE_POLL_MS;
-      const untilExpiry = info.expiresAt ? Math.max(0, info.expiresAt.getTime() - Date.now()) + FIRST_FREE_POLL_MS : MAX_HELD_WAIT_MS;
-      const timeoutMs = Math.min(untilExpiry, MAX_HELD_WAIT_MS);
-      if (observed.waitForRelease) await observed.waitForRelease(signal, timeoutMs).catch(() => pause(observed.pollIntervalMs, signal));
-      else await pause(Math.min(timeoutMs, observed.pollIntervalMs), signal);
     }
   } catch (error) {
     if (!signal.aborted) throw error;
