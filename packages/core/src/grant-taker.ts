@@ -13,6 +13,8 @@ const MAX_WAIT_SLICE_MS = 15_000;
 /** How long past its own timeout a wake-up wait may run before core stops waiting for it. */
 const WAIT_OVERRUN_MS = 1000;
 const MAX_RETRY_DELAY_MS = 1000;
+/** The longest delay setTimeout takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Getting a grant from the backend: one bounded attempt, or attempts and waits until the caller's
@@ -77,9 +79,7 @@ export class GrantTaker {
       publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key: attempt.request.key }));
       attempt.sentAt = Date.now();
       attempt.queued = true;
-      const grant = await backend.acquireQueued(attempt.request, { signal, deadline }).catch((error: unknown) => {
-        throw toBackendError(backend.name, 'acquire', error);
-      });
+      const grant = await this.queuedWait(attempt, deadline, signal);
       if (grant) return this.unlessAborted(attempt, grant, signal);
       throw new LockTimeoutError(attempt.request.key, waitMs);
     }
@@ -129,6 +129,50 @@ export class GrantTaker {
       // An attempt with no time left could only be cut short and leave a late grant to undo.
       if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
     }
+  }
+
+  /**
+   * The backend's own queued wait, bounded like every other call: core stops waiting
+   * WAIT_OVERRUN_MS after the deadline or the abort, whatever the adapter does, and releases a
+   * grant the adapter still makes after that.
+   */
+  private async queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal): Promise<BackendGrant | null> {
+    const backend = this.backend;
+    const queued = backend.acquireQueued!(attempt.request, { signal, deadline }).catch((error: unknown) => {
+      throw toBackendError(backend.name, 'acquire', error);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const cut = new Promise<'cut'>((resolve) => {
+      const cutIn = (ms: number): void => {
+        clearTimeout(timer);
+        timer = setTimeout(() => resolve('cut'), ms);
+      };
+      const untilDeadline = deadline - Date.now() + WAIT_OVERRUN_MS;
+      // An unbounded wait (or one past setTimeout's range) is cut only by its abort.
+      if (untilDeadline <= MAX_TIMER_MS) cutIn(Math.max(0, untilDeadline));
+      onAbort = () => cutIn(WAIT_OVERRUN_MS);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([queued, cut]);
+      if (outcome !== 'cut') return outcome;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+    queued.then(
+      (late) => {
+        if (late) this.background.release(late);
+      },
+      () => undefined,
+    );
+    if (signal.aborted) throw new LockAbortedError(attempt.request.key, signal.reason);
+    throw new BackendError(
+      backend.name,
+      `acquire: the backend's queued wait ran ${WAIT_OVERRUN_MS} ms past its deadline; core stopped waiting`,
+    );
   }
 
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */

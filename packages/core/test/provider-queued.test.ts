@@ -100,3 +100,36 @@ test('waitMs: 0 keeps a backend failure of its one try', async () => {
   expect(backend.queuedDeadlines).toEqual([]);
   await provider.close();
 });
+
+test('a queued wait that ignores its deadline is cut by core a second after it, and its late grant released', async () => {
+  const { backend, provider } = setup();
+  backend.deafQueue = true;
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
+  await advanceTo(1999);
+  expect(waiting.settled, 'core waited for a hung queue past its overrun').toBe(false);
+  await advanceTo(2000);
+  expect(waiting.error).toBeInstanceOf(BackendError);
+  expect((waiting.error as Error).message).toContain('past its deadline');
+  expect(backend.handOff('k'), 'the adapter still had the waiter').toBe(true);
+  await advanceTo(2000);
+  expect(backend.holders.has('k'), 'the late grant was released').toBe(false);
+  expect(vi.getTimerCount()).toBe(0);
+  await provider.close();
+});
+
+test('a queued wait that ignores an abort is cut by core a second after it', async () => {
+  const { backend, provider } = setup();
+  backend.deafQueue = true;
+  const controller = new AbortController();
+  const waiting = outcomeOf(provider.acquire('k', { signal: controller.signal }));
+  await advanceTo(300);
+  controller.abort();
+  await advanceTo(1299);
+  expect(waiting.settled).toBe(false);
+  await advanceTo(1300);
+  expect(waiting.error).toBeInstanceOf(LockAbortedError);
+  backend.handOff('k');
+  await advanceTo(1300);
+  expect(backend.holders.has('k'), 'the late grant was released').toBe(false);
+  await provider.close();
+});
