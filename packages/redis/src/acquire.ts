@@ -1,4 +1,4 @@
-import { LockConflictError } from '@holdfast/core';
+import { BackendError, LockConflictError } from '@holdfast/core';
 import { type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
@@ -6,6 +6,7 @@ import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
 import { TokenSync } from './token-sync.js';
+import { untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
 
 /**
@@ -64,25 +65,28 @@ export async function acquire(
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
       const token = tokenOf(votes.answers);
-      const fields = {
-        lockId: request.lockId,
-        token,
-        acquiredAt: acquiredAtOf(votes.answers, nodes, started),
-        leaseEnd: started + request.ttlMs,
-        onLost: request.onLost,
-      };
-      const grant = new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
-      if (nodes.isQuorum) {
-        const tokens = new TokenSync(token, keys, request.lockId);
-        for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value));
+      const tokens = nodes.isQuorum ? new TokenSync(token, keys, request.lockId) : undefined;
+      if (tokens) {
+        for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
+        await tokensTaken(tokens, nodes, keys, request.lockId, signal);
+      }
+      // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).
+      if (!tokens || nodes.validity(request.ttlMs, started) > 0) {
+        const fields = {
+          lockId: request.lockId,
+          token,
+          acquiredAt: acquiredAtOf(votes.answers, nodes, started),
+          leaseEnd: started + request.ttlMs,
+          onLost: request.onLost,
+        };
+        const grant = new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
         late.deliver(({ value, session }) => {
-          tokens.heard(session, counterOf(value));
+          tokens?.heard(session, counterOf(value));
           if (isGranted(value) && session) grant.lateVote(session);
         });
+        return grant;
       }
-      return grant;
-    }
-    if (votes.tooManyFailed) {
+    } else if (votes.tooManyFailed) {
       // A node that did not answer may still have applied the grant: undo it without making the caller wait.
       void releaseLock(nodes, keys, request.lockId, UNBOUNDED).catch(() => undefined);
       throw votes.failure('acquire');
@@ -92,6 +96,29 @@ export async function acquire(
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
     await sleep(Math.random() * settings.retryJitterMs, signal);
+  }
+}
+
+/**
+ * Quorum: waits, within the call's signal, until the deciding nodes that granted with another
+ * counter have taken the token (TokenSync.acknowledged). If one did not (a cut connection, a
+ * timeout), the grant cannot be trusted to be fenced: it is released everywhere and the attempt
+ * fails with a BackendError, as when too many nodes fail; core retries a failed attempt while the
+ * caller's wait lasts. An abort also releases it (in the background) and fails the call.
+ */
+async function tokensTaken(tokens: TokenSync, nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<void> {
+  const acknowledged = tokens.acknowledged();
+  if (!acknowledged) return;
+  try {
+    await untilAborted(acknowledged, signal, 'acquire');
+  } catch (error) {
+    if (signal.aborted) {
+      void releaseLock(nodes, keys, lockId, UNBOUNDED).catch(() => undefined);
+      throw error;
+    }
+    await releaseLock(nodes, keys, lockId, signal).catch(() => undefined);
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new BackendError('redis', `acquire: a node that granted did not take the grant's token, so it was released (${cause})`, error);
   }
 }
 

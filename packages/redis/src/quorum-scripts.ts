@@ -6,6 +6,7 @@ import { FENCE_BUMP } from './scripts.js';
  * the next majority, which shares a node with the one that decided this grant, counts past the
  * token; and makes the node's holder record show the grant's token when the record is this grant's,
  * so that inspect() reports the token the holder has.
+ * Sent as EVAL (token-sync.ts), never EVALSHA: a NOSCRIPT retry would run behind what the holder sent since.
  * KEYS: fence hash, holder hash. ARGV: floor, token, lockId.
  */
 export const SYNC_TOKEN = new LuaScript(`

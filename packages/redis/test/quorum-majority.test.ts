@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { LockProvider } from '@holdfast/core';
-import { within } from '@holdfast/test-harness/helpers';
+import { until, within } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -67,6 +70,54 @@ describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first 
       second!.token,
     );
     await within(second!.release(), 5000, 'release');
+  });
+
+  test('a holder killed right after a grant decided by a and b leaves b counting past its token, even with the script cache of b empty', async () => {
+    const [a, b, c] = three as [RedisProcess, RedisProcess, RedisProcess];
+    const locks = open();
+    const key = newKey();
+    const lockKey = `${DEFAULT_PREFIX}${key}`;
+    const fence = `${lockKey}//holdfast`;
+    const warmUp = await within(locks.tryAcquire(key), 5000, 'first grant');
+    await within(warmUp!.release(), 5000, 'release');
+    await onNode(a, (client) => client.hincrby(fence, 'fence', 1_000_000_000));
+    // b's script cache is empty, as after a restart with persistence: EVALSHA answers NOSCRIPT there.
+    await onNode(b, (client) => client.script('FLUSH'));
+
+    c.pause();
+    // The built provider (dist/) in a child that SIGKILLs itself once the grant is handed out: whatever it
+    // had not yet sent to b is lost, as in a crash.
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('./quorum-killed-holder.mjs', import.meta.url)), quorumUrl(three.map((node) => node.url)), key],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let printed = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    try {
+      await within(once(child, 'exit'), 20_000, 'the child holder takes the lock and is killed');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    expect(printed.trim(), 'the child holder got no grant').toMatch(/^\d+$/);
+    const killedToken = BigInt(printed.trim());
+    // The killed holder's lease runs out on a and b (c never ran its grant yet: it is paused).
+    await until(
+      async () => (await onNode(a, (client) => client.exists(lockKey))) + (await onNode(b, (client) => client.exists(lockKey))) === 0,
+      5000,
+      "the killed holder's lease ends on a and b",
+    );
+
+    c.resume();
+    a.pause();
+    const next = await within(locks.tryAcquire(key), 5000, 'grant decided by b and c');
+    expect(next).not.toBeNull();
+    expect(next!.token > killedToken, `token ${next!.token} after the killed holder's ${killedToken}`).toBe(true);
+    await within(next!.release(), 5000, 'release');
   });
 
   test('a grant decided before a node was first reached is released there too: nothing is left behind', async () => {

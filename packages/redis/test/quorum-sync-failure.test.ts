@@ -1,0 +1,62 @@
+import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { codeOf, rejection, within } from '@holdfast/test-harness/helpers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
+import { QUORUM_ACQUIRE } from '../src/quorum-scripts.js';
+import { INSPECT, RELEASE } from '../src/scripts.js';
+import { quorumUrl } from './quorum-url.js';
+import { type RedisProcess, startRedisProcess } from './redis-process.js';
+
+// A quorum grant is handed out only once the nodes that decided it took its token (token-sync.ts).
+// Node b refuses EVAL (renamed away), so the SYNC_TOKEN it gets fails every time, while the scripts
+// loaded on it beforehand still run by EVALSHA.
+
+const missing = await needLocalBinary('redis-server');
+const three: RedisProcess[] = missing
+  ? []
+  : await Promise.all([startRedisProcess(), startRedisProcess(['--rename-command', 'EVAL', '']), startRedisProcess()]);
+afterAll(async () => {
+  for (const node of three) node.resume();
+  await Promise.all(three.map((node) => node.stop()));
+}, 30_000);
+
+const providers: LockProvider[] = [];
+afterEach(async () => {
+  for (const node of three) node.resume();
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+async function onNode<T>(node: RedisProcess, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(node.url, { lazyConnect: true, commandTimeout: 2000 });
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe.skipIf(three.length === 0)('a quorum of 3: a grant whose token a deciding node did not take', { timeout: 30_000 }, () => {
+  test('is released everywhere and the attempt fails, instead of being handed out unfenced', async () => {
+    const [a, b, c] = three as [RedisProcess, RedisProcess, RedisProcess];
+    await onNode(b, async (client) => {
+      for (const script of [QUORUM_ACQUIRE, RELEASE, INSPECT]) await script.load(client);
+    });
+    const locks = createRedisProvider({ url: quorumUrl(three.map((node) => node.url)) });
+    providers.push(locks);
+    const key = `quorum-sync-failure/${process.pid}/${Date.now()}`;
+    const lockKey = `${DEFAULT_PREFIX}${key}`;
+    await onNode(a, (client) => client.hset(`${lockKey}//holdfast`, 'fence', '1000000000'));
+    await onNode(b, (client) => client.hset(`${lockKey}//holdfast`, 'fence', '1'));
+
+    c.pause();
+    // Decided by a and b; b's counter is behind a's, so b must take the token and cannot.
+    const error = await within(rejection(locks.tryAcquire(key)), 5000, 'tryAcquire decided by a and b');
+    expect(codeOf(error)).toBe(ErrorCode.Backend);
+    expect(String((error as Error).message)).toMatch(/did not take the grant's token/);
+    expect(await onNode(a, (client) => client.exists(lockKey)), 'a kept the grant').toBe(0);
+    expect(await onNode(b, (client) => client.exists(lockKey)), 'b kept the grant').toBe(0);
+  });
+});
