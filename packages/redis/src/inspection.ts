@@ -34,25 +34,44 @@ export function inspectionOf(key: string, answers: (InspectReply | null)[], quor
     return { key, owner: FOREIGN_OWNER, reason: undefined, acquiredAt: new Date(), expiresAt, token: 0n, details: { ...details, value } };
   }
   const [, , , owner, reason, acquiredAtMs] = meta;
-  const token = grantToken(holding.filter((reply) => reply[2] === value));
+  const records = holding.filter((reply) => reply[2] === value);
+  const token = grantToken(records, quorum);
+  // Every holding node has the grant's record, yet a majority has not taken one token: the grant is
+  // still being handed out (token-sync.ts), so the key is not held by anyone yet.
+  if (token === undefined && records.length === holding.length) return null;
   return {
     key,
     owner: owner ?? FOREIGN_OWNER,
     reason: reason ?? undefined,
     acquiredAt: new Date(Number(acquiredAtMs)),
     expiresAt,
-    token,
+    token: token ?? mostRecorded(records),
     details,
   };
 }
 
 /**
- * Quorum: the grant's (informational) token is the one most holding nodes record, the largest
- * among equals. The nodes that decided the grant (a majority) record the holder's token before
- * anything else reaches them (token-sync.ts); a node that answered later may still show its own
- * counter for a moment.
+ * Quorum: the grant's (informational) token is the one a majority of nodes records. A grant is
+ * handed out only once the nodes that decided it (a majority) record its token (token-sync.ts);
+ * until then each records its own counter, and a node that answered later may still show its own
+ * counter for a moment after. Undefined when no token has a majority.
  */
-function grantToken(records: readonly InspectReply[]): bigint {
+function grantToken(records: readonly InspectReply[], quorum: number): bigint | undefined {
+  const counts = new Map<string, number>();
+  for (const record of records) {
+    const nodeToken = record[6] ?? '0';
+    const count = (counts.get(nodeToken) ?? 0) + 1;
+    if (count >= quorum) return BigInt(nodeToken);
+    counts.set(nodeToken, count);
+  }
+  return undefined;
+}
+
+/**
+ * A held key whose records do not agree (a node that decided the grant restarted and lost its
+ * record): the token most nodes record, the largest among equals.
+ */
+function mostRecorded(records: readonly InspectReply[]): bigint {
   const counts = new Map<bigint, number>();
   let token = 0n;
   let most = 0;
