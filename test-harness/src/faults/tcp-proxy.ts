@@ -129,6 +129,11 @@ export class FaultProxy {
     if (mode === 'refuse') this.stopListening();
   }
 
+  /** After a 'silent' cut: new connections are forwarded again (the silent ones stay silent). */
+  restore(): void {
+    if (this.listening) this.mode = 'forward';
+  }
+
   async close(): Promise<void> {
     this.mode = 'refuse';
     this.closing.abort();
