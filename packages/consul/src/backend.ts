@@ -60,6 +60,8 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   private readonly stopping = new AbortController();
   /** Queue entries being deleted: close() lets them finish before it destroys the session they are on. */
   private readonly cleanups = new Set<Promise<void>>();
+  /** Aborted as close() begins: clean-ups that retry stop retrying. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: ResolvedOptions) {
     // Every background clean-up listens to it: thousands after a mass loss are normal.
@@ -73,7 +75,8 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
       this.cleanups.add(cleanup);
       void cleanup.finally(() => this.cleanups.delete(cleanup));
     };
-    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background, turns: new LocalTurns(), track };
+    const closing = this.closing.signal;
+    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background, turns: new LocalTurns(), track, closing };
     this.space = { http: this.http, prefix: options.prefix };
     this.capabilities = Object.freeze({ ...CONSUL_CAPABILITIES, expiryGraceMs: expiryGraceMs(options.lockDelayMs) });
   }
@@ -136,6 +139,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     };
     if (call.signal.aborted) hardStop();
     else call.signal.addEventListener('abort', hardStop, { once: true });
+    this.closing.abort();
     try {
       this.watches.close();
       await Promise.allSettled([...this.cleanups]);

@@ -18,6 +18,8 @@ export interface QueueContext extends GrantContext {
   readonly turns: LocalTurns;
   /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
   readonly track: (cleanup: Promise<void>) => void;
+  /** Aborted as close() begins: clean-ups that retry stop retrying. */
+  readonly closing: AbortSignal;
 }
 
 interface QueueWait {
@@ -28,6 +30,9 @@ interface QueueWait {
 const MAX_RETRY_DELAY_MS = 1000;
 const FIRST_RETRY_DELAY_MS = 50;
 
+/** Why a step was cut: the caller's deadline, which is not a failure. */
+const DEADLINE = Symbol('deadline');
+
 /**
  * A waiting acquire of a plain lock, ZooKeeper's way: the provider's waiters on the key take turns
  * (local-turns.ts); the one whose turn it is writes an entry into the key's queue (queue-place.ts) and
@@ -37,7 +42,9 @@ const FIRST_RETRY_DELAY_MS = 50;
  * does not queue, competes with the head as with anyone.
  *
  * Resolves to a grant, or null at the deadline (a failure then is thrown instead, as core's own wait
- * does); rejects with the signal's reason on abort. Whatever way it ends, its queue entry is deleted.
+ * does); rejects with the signal's reason on abort. Every call it makes is cut at the deadline, so it
+ * answers then even if the agent hangs. Whatever way it ends, its queue entry is deleted, and an
+ * entry that may outlive it (see leaveQueue) loses its session: no waiter behind it waits forever.
  */
 export async function acquireQueued(
   context: QueueContext,
@@ -56,12 +63,16 @@ export async function acquireQueued(
   }
 }
 
-/** The waiter's entry in the queue; `written` once Consul confirmed it, `deleted` by the transaction that granted the lock. */
+/**
+ * The waiter's entry in the queue; `written` once Consul confirmed it, `deleted` by the transaction that
+ * granted the lock, `mayLandLate` once a write of it went unanswered (it may still land, after any delete).
+ */
 interface Entry {
   readonly key: string;
   readonly session: GrantSession;
   written: boolean;
   deleted?: true;
+  mayLandLate?: true;
 }
 
 class QueuedWaiter {
@@ -70,6 +81,8 @@ class QueuedWaiter {
   private attempts = 0;
   private readonly consulKey: string;
   private readonly dir: string;
+  /** Aborted at the deadline: cuts whatever call is under way (the Redis queue's `cut`). */
+  private readonly cut = new AbortController();
 
   constructor(
     private readonly context: QueueContext,
@@ -83,12 +96,23 @@ class QueuedWaiter {
 
   /** Steps until a grant, the deadline or a failure that retrying cannot mend; transient failures are retried with a backoff. */
   async run(): Promise<BackendGrant | null> {
+    const { deadline } = this.wait;
+    // A wait without a limit (an infinite deadline) has no cut: setTimeout would fire at once.
+    const timer = Number.isFinite(deadline) ? setTimeout(() => this.cut.abort(DEADLINE), Math.max(0, deadline - Date.now())) : undefined;
+    try {
+      return await this.steps();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async steps(): Promise<BackendGrant | null> {
     const { signal, deadline } = this.wait;
     let lastError: unknown;
     let failures = 0;
     for (;;) {
       if (signal.aborted) throw signal.reason;
-      if (Date.now() >= deadline) {
+      if (this.cut.signal.aborted || Date.now() >= deadline) {
         if (lastError !== undefined) throw lastError;
         return null;
       }
@@ -99,6 +123,8 @@ class QueuedWaiter {
         failures = 0;
       } catch (error) {
         if (signal.aborted) throw signal.reason;
+        // Cut at the deadline: not a failure of its own.
+        if (this.cut.signal.aborted) continue;
         if (!isTransient(error)) throw error;
         lastError = error;
         failures++;
@@ -108,20 +134,40 @@ class QueuedWaiter {
     }
   }
 
-  /** Deletes the entry (a clean-up nobody waits for) and gives its session back. */
+  /**
+   * Deletes the entry (a clean-up nobody waits for) and gives its session back. An entry that may
+   * outlive this (a write of it unanswered, or its delete failed) would stay live as long as its
+   * session is renewed, and everyone behind it would wait for it until their deadline: its session is
+   * dropped (destroyed now, never renewed again), so it is dead within 2 x session TTL at the very
+   * worst, at once when the destroy lands. The delete is retried until it lands, 2 x session TTL
+   * passed (the entry is dead by then, and whoever reads the queue prunes it) or close() begins.
+   */
   leaveQueue(): void {
     const entry = this.entry;
     this.entry = undefined;
     if (!entry) return;
-    if (entry.deleted) {
+    if (entry.mayLandLate) this.context.sessions.dropQueueSession(entry.session.id);
+    if (entry.deleted && !entry.mayLandLate) {
       void entry.session.leave();
       return;
     }
-    this.context.track(
-      dequeue(this.context.http, entry.key, this.context.background())
-        .catch(() => undefined)
-        .then(() => entry.session.leave()),
-    );
+    this.context.track(this.removeEntry(entry).finally(() => entry.session.leave()));
+  }
+
+  private async removeEntry(entry: Entry): Promise<void> {
+    const { http, closing } = this.context;
+    const until = Date.now() + 2 * entry.session.ttlMs;
+    for (let failures = 0; ; failures++) {
+      try {
+        await dequeue(http, entry.key, this.context.background());
+        return;
+      } catch {
+        if (failures === 0) this.context.sessions.dropQueueSession(entry.session.id);
+        if (closing.aborted || Date.now() >= until) return;
+        const delayMs = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.min(failures, 5));
+        await sleep(delayMs, closing).catch(() => undefined);
+      }
+    }
   }
 
   /** One look at the queue: wait for the predecessor to go, or, at the head, for the lock. */
@@ -152,7 +198,14 @@ class QueuedWaiter {
     const entry = this.entry;
     // Sent again after an unanswered write: a session's lock on its own entry is idempotent.
     const place = { dir: this.dir, entryKey: entry.key };
-    const written = await enqueue(this.context.http, place, entry.session.id, this.request.owner, this.request.lockId, this.callSignal());
+    let written: Awaited<ReturnType<typeof enqueue>>;
+    try {
+      written = await enqueue(this.context.http, place, entry.session.id, this.request.owner, this.request.lockId, this.callSignal());
+    } catch (error) {
+      // No answer: the write may still land, even after the entry's delete.
+      entry.mayLandLate = true;
+      throw error;
+    }
     if ('ok' in written) {
       if (invalidSessionRefusal(written)) entry.session.discard();
       this.leaveQueue();
@@ -178,7 +231,8 @@ class QueuedWaiter {
         recurse: true,
         index,
         waitMs: Math.min(remaining, BLOCKING_WAIT_MS),
-        signal: this.wait.signal,
+        // The HTTP bound of a blocking read is 1.1 x its wait plus the call timeout: cut it at the deadline.
+        signal: AbortSignal.any([this.wait.signal, this.cut.signal]),
       });
       const now = read.entries.find((entry) => entry.Key === predecessor.Key);
       if (!now?.Session || now.ModifyIndex !== predecessor.ModifyIndex) return;
@@ -252,9 +306,9 @@ class QueuedWaiter {
     return { grant, index: 0n };
   }
 
-  /** One call's bound: the caller's signal and the per-call timeout, never past the deadline by more than that. */
+  /** One call's bound: the caller's signal, the per-call timeout and the deadline. */
   private callSignal(): AbortSignal {
-    return AbortSignal.any([this.wait.signal, AbortSignal.timeout(this.settings.callTimeoutMs)]);
+    return AbortSignal.any([this.wait.signal, this.cut.signal, AbortSignal.timeout(this.settings.callTimeoutMs)]);
   }
 }
 

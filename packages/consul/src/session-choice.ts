@@ -1,5 +1,5 @@
 import type { GrantRequest } from '@holdfast/core/backend';
-import { LOCK_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
+import { LOCK_SESSION_NAME, QUEUE_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './grant-session.js';
 import { SharedSessions } from './session-pool.js';
@@ -15,6 +15,8 @@ export interface SessionSettings {
 /** Chooses and makes the session of each attempt. */
 export class Sessions {
   private readonly pool: SharedSessions;
+  /** Queue entries' own shared sessions, apart from the locks', so that dropping one never touches a lock. */
+  private readonly queuePool: SharedSessions;
   private readonly spares = new SpareSessions();
 
   constructor(
@@ -24,6 +26,8 @@ export class Sessions {
     private readonly bound: () => AbortSignal,
   ) {
     this.pool = new SharedSessions(http, settings.lockDelayMs, settings.callTimeoutMs);
+    // No lock-delay: entry names are never reused, and a dropped session must not hold anything up.
+    this.queuePool = new SharedSessions(http, 0, settings.callTimeoutMs, QUEUE_SESSION_NAME);
   }
 
   async forAttempt(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
@@ -58,12 +62,23 @@ export class Sessions {
   }
 
   /**
-   * A queue entry's session: the provider's shared one (whatever the session mode), so a waiter costs
-   * no session of its own; a dead process's entries lose their session with it.
+   * A queue entry's session: the provider's shared queue session (whatever the session mode), so a
+   * waiter costs no session of its own; a dead process's entries lose their session with it. It is
+   * not the locks' shared session: an entry that may outlive its waiter has its session dropped
+   * (dropQueueSession), which must never cost a held lock its key.
    */
   async forQueue(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
     const ttlMs = sessionTtlFor(request.ttlMs);
-    return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+    return new SharedUse(this.queuePool, (await this.queuePool.get(ttlMs, signal)).id, ttlMs);
+  }
+
+  /**
+   * An entry's delete failed or its write may still land: its session goes at once (destroyed, never
+   * renewed again), so the entry cannot stay live. The provider's other waiters on it find their
+   * entries gone and queue again; a fault's cost, paid instead of a queue that waits forever.
+   */
+  dropQueueSession(id: string): void {
+    this.queuePool.drop(id);
   }
 
   /** A session for inspect()'s lock-delay probe, which never holds anything: the shared one. */
@@ -79,6 +94,6 @@ export class Sessions {
   /** Destroys the shared and spare sessions, each destroy bounded by `signal`. */
   async close(signal: AbortSignal): Promise<void> {
     await this.spares.close(signal);
-    await this.pool.close(signal);
+    await Promise.all([this.pool.close(signal), this.queuePool.close(signal)]);
   }
 }

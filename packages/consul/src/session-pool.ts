@@ -1,7 +1,10 @@
 import { ProviderClosedError } from '@holdfast/core';
-import { untilAborted } from '@holdfast/core/backend';
+import { sleep, untilAborted } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
 import { createSession, destroySession, RenewedSession } from './sessions.js';
+
+const DROP_RETRY_FIRST_MS = 50;
+const DROP_RETRY_MAX_MS = 1000;
 
 /** A grant (or an attempt) on a shared session: told when the session is gone. */
 export interface SessionUser {
@@ -23,6 +26,8 @@ export class SharedSessions {
   private readonly live = new Map<string, RenewedSession>();
   private readonly users = new Map<string, Set<SessionUser>>();
   private readonly retired = new Set<string>();
+  /** Dropped sessions whose destroy is still being retried: close() gives each one last try. */
+  private readonly dropping = new Map<string, Promise<void>>();
   private closed = false;
   /** Aborts session creates still in flight when the pool closes. */
   private readonly closing = new AbortController();
@@ -31,6 +36,7 @@ export class SharedSessions {
     private readonly http: ConsulHttp,
     private readonly lockDelayMs: number,
     private readonly callTimeoutMs: number,
+    private readonly sessionName?: string,
   ) {}
 
   /**
@@ -68,6 +74,22 @@ export class SharedSessions {
     this.destroyIfUnused(id);
   }
 
+  /**
+   * Gone at once, whoever still uses it: no new users, no renewal from now on, and destroyed, retried
+   * with a backoff until Consul confirms, the pool closes, or 2 x TTL passed (Consul has invalidated
+   * the unrenewed session by then anyway). Its users are not told: only queue entries use it this way.
+   */
+  drop(id: string): void {
+    const session = this.live.get(id);
+    if (!session || this.closed) return;
+    this.unlist(id);
+    this.live.delete(id);
+    this.retired.delete(id);
+    this.users.delete(id);
+    const done = this.destroyUntilConfirmed(session).finally(() => this.dropping.delete(id));
+    this.dropping.set(id, done);
+  }
+
   attach(user: SessionUser): void {
     let set = this.users.get(user.id);
     if (!set) this.users.set(user.id, (set = new Set()));
@@ -89,7 +111,26 @@ export class SharedSessions {
     this.byTtl.clear();
     const sessions = [...this.live.values()];
     this.live.clear();
-    await Promise.all(sessions.map((session) => session.stop({ destroy: true, signal })));
+    const dropped = [...this.dropping.keys()];
+    await Promise.all([
+      ...sessions.map((session) => session.stop({ destroy: true, signal })),
+      ...dropped.map((id) => destroySession(this.http, id, signal).catch(() => undefined)),
+      ...this.dropping.values(),
+    ]);
+  }
+
+  private async destroyUntilConfirmed(session: RenewedSession): Promise<void> {
+    await session.stop({ destroy: false });
+    for (let failures = 0; !this.closing.signal.aborted && Date.now() < session.lapsedBy; failures++) {
+      const bound = AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]);
+      try {
+        await destroySession(this.http, session.id, bound);
+        return;
+      } catch {
+        const delayMs = Math.min(DROP_RETRY_MAX_MS, DROP_RETRY_FIRST_MS * 2 ** Math.min(failures, 5));
+        await sleep(delayMs, this.closing.signal).catch(() => undefined);
+      }
+    }
   }
 
   private unlist(id: string): void {
@@ -110,7 +151,7 @@ export class SharedSessions {
       const createdAt = Date.now();
       const id = await createSession(
         this.http,
-        { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs },
+        { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs, name: this.sessionName },
         AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]),
       );
       const session = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {

@@ -96,6 +96,11 @@ export class RenewedSession {
     this.schedule(ttlMs / 2);
   }
 
+  /** By then Consul has invalidated the session unless someone renewed it since (it waits 2 x TTL). */
+  get lapsedBy(): number {
+    return this.lastSuccess + 2 * this.ttlMs;
+  }
+
   /** Stops renewing (an in-flight renew is abandoned); destroys the session if asked. Never throws. */
   async stop(options: { destroy: boolean; signal?: AbortSignal }): Promise<void> {
     this.stopped = true;
