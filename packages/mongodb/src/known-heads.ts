@@ -11,9 +11,10 @@ export interface KnownHead {
 }
 
 /**
- * FerretDB: the latest version of each key this provider has seen (its own commits, its walks, its
- * waiters' reads of the mirrors). A walk starts there instead of at the mirror, which saves reading
- * the mirror; the version-chain rules still decide what is latest. Versions only move forward here.
+ * FerretDB: the latest version of each key this provider has checked (its own commits and its
+ * walks; never a waiter's unchecked watch read, see VersionChain.watch). A walk starts there
+ * instead of at the mirror, which saves reading the mirror; the version-chain rules still decide
+ * what is latest. Versions only move forward here.
  */
 export class KnownHeads {
   private readonly byKey = new Map<string, KnownHead>();

@@ -109,22 +109,17 @@ export class VersionChain {
   }
 
   /**
-   * For waiters watching the key, one read: the version after the latest known one if it exists
-   * (remembered: the next walk starts there), else the known one; the mirror when none is known. A
-   * hint that something changed, never acted on: a grant walks and re-reads as rule 3 says.
+   * For waiters watching the key, one read: the version after the latest known one if it exists,
+   * else the known one; the mirror when none is known. A hint that something changed, never acted
+   * on and never remembered: a record read here is unchecked (a late insert may have re-used a
+   * pruned version's id), so it must not become a walk's start, which rule 3 needs to have been the
+   * latest once. The waiter's next attempt walks from the last checked head.
    */
   async watch(key: string, bound: Bound): Promise<LockDocument | null> {
     const known = this.known.get(key)?.lock;
-    if (!known) {
-      const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
-      if (mirror) this.known.saw(mirror);
-      return mirror;
-    }
+    if (!known) return this.mirrors.findOne({ _id: key }, { signal: bound.signal });
     const next = await this.read(key, known.version! + 1, bound);
-    if (!next) return known;
-    const lock = toLock(next);
-    this.known.saw(lock);
-    return lock;
+    return next ? toLock(next) : known;
   }
 
   /** Rule 3 from a known version: a few versions past it, the next one missing, then it still there; null when that fails. */
