@@ -287,8 +287,9 @@ class QueuedWaiter {
       outcome = await tryGrant(this.context, this.settings, request, { signal }, [dequeueOp(entry.key)]);
     } catch (error) {
       void releaseAttempt(this.context.http, this.consulKey, request.lockId, this.context.background()).catch(() => undefined);
-      // The attempt may have retired the shared session its write went out on: our entry must not keep it alive.
-      this.leaveQueue();
+      // The entry keeps its place: it is on the queue session, which the attempt's write never uses (a
+      // lock session it retired does not keep the entry alive); if that write lands late, its delete of
+      // the entry makes this waiter queue again, nothing worse.
       throw error;
     }
     if (!outcome.granted) return { index: outcome.wake?.index ?? 0n, lockDelayUntil: outcome.wake?.lockDelayUntil };
