@@ -33,7 +33,7 @@ describe.skipIf(!consul.url)('the wait queue under faults', () => {
   const queued = (prefix: string, count: number, what: string): Promise<number> =>
     until(async () => (await queueKeys(http, prefix, 'job')).length === count, 5000, what, { everyMs: 10 });
   afterEach(async () => {
-    await within(Promise.all(providers.splice(0).map((p) => p.close({ timeoutMs: 2000 }))), 10_000, 'every provider closed');
+    await within(Promise.all(providers.splice(0).map((p) => p.close())), 10_000, 'every provider closed');
     await Promise.all(proxies.splice(0).map((p) => p.close()));
   });
 

@@ -7,6 +7,11 @@ import { providerWithBackend } from './fixtures.js';
 
 const mongodb = await useBackend('mongodb');
 
+/** The backend's connected parts, private: the test runs one watch tick by hand, as the waiter's timer would. */
+interface WatchingBackend {
+  connected(): Promise<{ catalog: { watchedDocuments(keys: readonly string[], bound: { signal: AbortSignal }): Promise<unknown> } }>;
+}
+
 /** As in pruning.test.ts: short enough for a test, the act window well above a commit on a loaded machine. */
 const TIMING = { actWindowMs: 1_000, pruneDelayMs: 2_000 };
 
@@ -52,7 +57,7 @@ describe.skipIf(!mongodb.url)(`a watch's read is a hint, never a walk's start ($
       const { _id, key: _key, version: _version, commit: _commit, ...fields } = v1!;
       await records().insertOne({ ...fields, state: 0, commit: new ObjectId(), _id: `2:${key}`, key, version: 2 });
       // The waiter's watch reads the version after the one it knows (its poll tick), then it tries.
-      const { catalog } = await waiter!.backend.connected();
+      const { catalog } = await (waiter!.backend as unknown as WatchingBackend).connected();
       await catalog.watchedDocuments([key], { signal: AbortSignal.timeout(5_000) });
       const second = await waiter!.locks.tryAcquire(key, { ttlMs: 60_000 });
       await second?.release();
