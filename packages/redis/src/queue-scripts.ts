@@ -1,5 +1,5 @@
 import { LuaScript } from './lua-script.js';
-import { FENCE_BUMP, QUEUE_HEAD, SERVER_NOW } from './scripts.js';
+import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW } from './scripts.js';
 
 // A plain lock's waiters queue on the server, so that a release lets one waiter try, across
 // providers (ZooKeeper's idea: only the next waiter acts). The queue is a sorted set of waiter ids
@@ -44,16 +44,7 @@ if waiter ~= '' then
   redis.call('zrem', KEYS[4], waiter)
   redis.call('hdel', KEYS[5], waiter)
 end
-local token = bump(KEYS[2])
-local at = string.format('%.0f', nowMs())
-redis.call('del', KEYS[3])
-redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
-if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
-redis.call('pexpire', KEYS[3], ARGV[2])
--- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
-return {1, token, at}
-`);
+${RECORD_GRANT}`);
 
 /**
  * A waiter leaves the queue (deadline, abort, failure). If it was next and the key is free, the

@@ -33,6 +33,23 @@ end
 `;
 
 /**
+ * Lua, the end of a granting script once SET NX succeeded: bumps the fence (KEYS[2]), writes the
+ * holder hash (KEYS[3]) from ARGV (lockId, ttlMs, owner, reason, hasReason) and returns
+ * {1, token, acquiredAtMs}. Needs FENCE_BUMP and SERVER_NOW.
+ */
+export const RECORD_GRANT = `
+local token = bump(KEYS[2])
+local at = string.format('%.0f', nowMs())
+redis.call('del', KEYS[3])
+redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
+if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
+redis.call('pexpire', KEYS[3], ARGV[2])
+-- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
+redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+return {1, token, at}
+`;
+
+/**
  * Grant: SET NX PX, then the fencing counter is bumped in the same script, so tokens strictly
  * increase per key.
  * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
@@ -49,16 +66,7 @@ if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[6] == '1' then return {0, pttl, bump(KEYS[2])} end
   return {0, pttl}
 end
-local token = bump(KEYS[2])
-local at = string.format('%.0f', nowMs())
-redis.call('del', KEYS[3])
-redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
-if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
-redis.call('pexpire', KEYS[3], ARGV[2])
--- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
-return {1, token, at}
-`);
+${RECORD_GRANT}`);
 
 /**
  * Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing,
