@@ -4,11 +4,10 @@ import { fileURLToPath } from 'node:url';
 import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { quorumUrl } from './quorum-url.js';
-import { type RedisProcess, startRedisProcess } from './redis-process.js';
+import { onNode, type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // A quorum grant is decided by the first majority's answers (as Redlock does); the third node's
 // answer comes later. Nodes are paused with SIGSTOP to choose which majority decides.
@@ -32,16 +31,6 @@ afterEach(async () => {
   for (const node of three) node.resume();
   await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
-
-async function onNode<T>(node: RedisProcess, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis(node.url, { lazyConnect: true, commandTimeout: 2000 });
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
 
 describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first majority', { timeout: 30_000 }, () => {
   test('tokens keep increasing when two grants are decided by different majorities and one node counts ahead', async () => {

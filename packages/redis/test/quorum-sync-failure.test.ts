@@ -1,13 +1,12 @@
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { codeOf, rejection, within } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { QUORUM_ACQUIRE } from '../src/quorum-scripts.js';
 import { INSPECT, RELEASE } from '../src/scripts.js';
 import { quorumUrl } from './quorum-url.js';
-import { type RedisProcess, startRedisProcess } from './redis-process.js';
+import { onNode, type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // A quorum grant is handed out only once the nodes that decided it took its token (token-sync.ts).
 // Node b refuses EVAL (renamed away), so the SYNC_TOKEN it gets fails every time, while the scripts
@@ -27,16 +26,6 @@ afterEach(async () => {
   for (const node of three) node.resume();
   await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
-
-async function onNode<T>(node: RedisProcess, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis(node.url, { lazyConnect: true, commandTimeout: 2000 });
-  try {
-    await client.connect();
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
 
 describe.skipIf(three.length === 0)('a quorum of 3: a grant whose token a deciding node did not take', { timeout: 30_000 }, () => {
   test('is released everywhere and the attempt fails, instead of being handed out unfenced', async () => {

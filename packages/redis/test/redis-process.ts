@@ -42,6 +42,17 @@ export async function startRedisProcess(extraArgs: readonly string[] = []): Prom
   };
 }
 
+/** Runs `command` on a connection of its own to `node`, closed afterwards. */
+export async function onNode<T>(node: RedisProcess, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(node.url, { lazyConnect: true, commandTimeout: 2000 });
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function launch(bin: string, port: number, extraArgs: readonly string[]): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--logfile', '', ...extraArgs];
   const child = spawn(bin, args, { stdio: 'ignore' });
