@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from '@holdfast/core/backend';
+
 interface Place {
   start(): void;
 }
@@ -39,14 +41,15 @@ export class LocalTurns {
       };
       line.push(place);
       if (line.length === 1) return resolve(turn);
-      timer = setTimeout(
-        () => {
+      const untilDeadline = Math.max(0, deadline - Date.now());
+      // No limit (or one past setTimeout's range): no timer, which would fire at once.
+      if (untilDeadline <= MAX_TIMER_MS) {
+        timer = setTimeout(() => {
           stopWaiting();
           this.leave(key, place);
           resolve(null);
-        },
-        Math.max(0, deadline - Date.now()),
-      );
+        }, untilDeadline);
+      }
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -1,5 +1,5 @@
 import { BackendError, ErrorCode, HoldfastError } from '@holdfast/core';
-import { type BackendGrant, type GrantRequest, safetyDeadline, sleep } from '@holdfast/core/backend';
+import { type BackendGrant, type GrantRequest, MAX_TIMER_MS, safetyDeadline, sleep } from '@holdfast/core/backend';
 import { type AcquireSettings, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
 import { ConsulHttpError } from './consul-http.js';
@@ -97,8 +97,9 @@ class QueuedWaiter {
   /** Steps until a grant, the deadline or a failure that retrying cannot mend; transient failures are retried with a backoff. */
   async run(): Promise<BackendGrant | null> {
     const { deadline } = this.wait;
-    // A wait without a limit (an infinite deadline) has no cut: setTimeout would fire at once.
-    const timer = Number.isFinite(deadline) ? setTimeout(() => this.cut.abort(DEADLINE), Math.max(0, deadline - Date.now())) : undefined;
+    // A wait without a limit (or one past setTimeout's range) has no cut: setTimeout would fire at once.
+    const untilDeadline = Math.max(0, deadline - Date.now());
+    const timer = untilDeadline <= MAX_TIMER_MS ? setTimeout(() => this.cut.abort(DEADLINE), untilDeadline) : undefined;
     try {
       return await this.steps();
     } finally {

@@ -6,6 +6,7 @@ import type { BackgroundWork } from './background-work.js';
 import { CHANNELS, publish } from './diagnostics.js';
 import { BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
 import { safetyDeadline } from './renewal-policy.js';
+import { MAX_TIMER_MS } from './timer-range.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
@@ -13,8 +14,6 @@ const MAX_WAIT_SLICE_MS = 15_000;
 /** How long past its own timeout a wake-up wait may run before core stops waiting for it. */
 const WAIT_OVERRUN_MS = 1000;
 const MAX_RETRY_DELAY_MS = 1000;
-/** The longest delay setTimeout takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Getting a grant from the backend: one bounded attempt, or attempts and waits until the caller's

@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './timer-range.js';
+
 interface Waiter<Value, Payload> {
   readonly payload: Payload;
   readonly resolve: (value: Value | undefined) => void;
@@ -8,7 +10,7 @@ interface Waiter<Value, Payload> {
 
 export interface WaitListOptions {
   readonly signal: AbortSignal;
-  /** Upper bound in ms; Infinity waits until woken or aborted. */
+  /** Upper bound in ms; Infinity (or anything past setTimeout's range) waits until woken or aborted. */
   readonly timeoutMs: number;
 }
 
@@ -34,7 +36,7 @@ export class WaitList<Key = string, Value = void, Payload = undefined> {
         onAbort: () => this.settle(key, waiter, undefined),
         timer: undefined,
       };
-      if (Number.isFinite(timeoutMs)) waiter.timer = setTimeout(waiter.onAbort, timeoutMs);
+      if (timeoutMs <= MAX_TIMER_MS) waiter.timer = setTimeout(waiter.onAbort, timeoutMs);
       signal.addEventListener('abort', waiter.onAbort, { once: true });
       let waiters = this.byKey.get(key);
       if (!waiters) this.byKey.set(key, (waiters = new Set()));

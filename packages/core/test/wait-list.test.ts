@@ -83,3 +83,14 @@ test('an aborted signal or no time left resolves undefined without registering a
   expect(list.size()).toBe(0);
   expect(vi.getTimerCount()).toBe(0);
 });
+
+test('a timeout past setTimeout range waits until woken, arming no timer (one would fire at once)', async () => {
+  const list = new WaitList<string, number>();
+  const waiting = outcomeOf(list.wait('k', { signal: new AbortController().signal, timeoutMs: 2 ** 31 }));
+  expect(vi.getTimerCount()).toBe(0);
+  await advanceTo(10_000);
+  expect(waiting.settled).toBe(false);
+  list.wakeAll('k', 1);
+  await advanceTo(10_001);
+  expect(waiting).toEqual({ settled: true, value: 1, error: undefined });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, HoldfastError } from '@holdfast/core';
-import { type GrantRequest, linkedController, safetyDeadline, toBackendError } from '@holdfast/core/backend';
+import { type GrantRequest, linkedController, MAX_TIMER_MS, safetyDeadline, toBackendError } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { LEAVE_QUEUE } from './queue-scripts.js';
@@ -20,8 +20,6 @@ const MIN_ENTRY_TTL_MS = 100;
 const EXPIRY_MARGIN_MS = 5;
 const MAX_RETRY_DELAY_MS = 1000;
 const FIRST_RETRY_DELAY_MS = 50;
-/** The longest delay setTimeout takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** For work of our own after the caller is gone (leaving the queue, undoing a grant): bounded by the command timeout only. */
 const UNBOUNDED = new AbortController().signal;
@@ -67,7 +65,7 @@ export async function acquireInQueue(
       let outcome: Awaited<ReturnType<typeof grantInTurn>>;
       // An attempt is cut at the deadline (grantInTurn undoes whatever it may have done).
       const bounded = linkedController(signal);
-      // A wait without a limit (an infinite deadline) has no cut: setTimeout would fire at once.
+      // A wait without a limit (or one past setTimeout's range) has no cut: setTimeout would fire at once.
       const cut =
         remaining <= MAX_TIMER_MS ? setTimeout(() => bounded.controller.abort(new Error('the wait ran out')), remaining) : undefined;
       try {

@@ -140,6 +140,27 @@ export function waitingCases(cases: CaseFactory): void {
     expect((await c.within('inspect answers', a.inspect(key)))?.owner).toBe(third.owner);
   });
 
+  test('65. an acquire without a wait limit, or with one past what a timer holds (2 ** 31 ms), waits until the key is freed, also beside a waiter of its own instance', async (t) => {
+    const c = cases(t);
+    for (const waitMs of [undefined, 2 ** 31]) {
+      const { b, key, holder } = await c.heldKey();
+      const gaveUp: unknown[] = [];
+      const waiters = [0, 1].map(() =>
+        b.acquire(key, { waitMs }).then(
+          (lock) => lock.release(),
+          (error: unknown) => {
+            gaveUp.push(error);
+          },
+        ),
+      );
+      await delay(SETTLE_MS + 300);
+      expect(gaveUp.map(codeOf), `acquire({ waitMs: ${waitMs} }) of a busy key gave up instead of waiting`).toEqual([]);
+      await c.within('release answers', holder.release());
+      await c.within('both waiters are served', Promise.all(waiters), 2 * c.timing.promptWakeMs + c.timing.slackMs);
+      expect(gaveUp.map(codeOf), `acquire({ waitMs: ${waitMs} }) gave up instead of being served`).toEqual([]);
+    }
+  });
+
   test('12. waiters are served in request order where the provider claims FIFO, also waiters of one instance', async (t) => {
     const c = cases(t);
     if (!c.capabilities.fifo) return skipBecause(t, `${c.target.name} does not claim FIFO waiters`);
