@@ -1,22 +1,33 @@
 import type { CallContext, LockBackend } from './backend.js';
 import { DeadlineLane, type Expiring } from './call-deadlines.js';
 import { BackendError } from './errors.js';
+import { MAX_TIMER_MS } from './timer-range.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
-export interface CallBounds {
+export interface CallBounds<T = unknown> {
   /** The caller's own signal: when it aborts, the call rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
   /** Absolute time (epoch ms) after which the caller no longer waits, tighter than the per-call timeout. */
   readonly deadline?: number | undefined;
-  /** Replaces the per-call timeout for a call that is meant to last (a wait for a change, bounded by its slice). */
+  /**
+   * Replaces the per-call timeout for a call that is meant to last (a wait for a change, bounded by
+   * its slice); one past setTimeout's range (Infinity) is bounded by the signal alone.
+   */
   readonly budgetMs?: number | undefined;
+  /** What the BackendError says when the budget runs out; "no answer within N ms" by default. */
+  readonly timeoutMessage?: string | undefined;
+  /**
+   * How long after the caller's signal aborts core still waits for the call's own answer (the call's
+   * signal aborts at once): an adapter that ends its own wait may answer with a grant it just got.
+   */
+  readonly abortGraceMs?: number | undefined;
   /**
    * Called with the call's own promise when the caller stopped waiting before it settled, so that
    * whatever it did late (a grant that lands after all) can be undone.
    */
-  readonly onAbandoned?: (late: Promise<unknown>) => void;
+  readonly onAbandoned?: (late: Promise<T>) => void;
 }
 
 const NO_BOUNDS: CallBounds = Object.freeze({});
@@ -37,7 +48,7 @@ export class BackendCaller {
     this.lane = new DeadlineLane(callTimeoutMs);
   }
 
-  run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds = NO_BOUNDS): Promise<T> {
+  run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds<T> = NO_BOUNDS): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
     const budget = Math.max(0, Math.min(bounds.budgetMs ?? this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
@@ -65,7 +76,7 @@ class BoundedCall<T> implements CallContext, Expiring {
     private readonly caller: BackendCaller,
     private readonly operation: string,
     private readonly budget: number,
-    private readonly bounds: CallBounds,
+    private readonly bounds: CallBounds<T>,
     private readonly resolve: (value: T) => void,
     private readonly reject: (reason: unknown) => void,
   ) {}
@@ -83,7 +94,7 @@ class BoundedCall<T> implements CallContext, Expiring {
       this.dueAt = performance.now() + this.budget;
       this.lane = lane;
       lane.add(this);
-    } else {
+    } else if (this.budget <= MAX_TIMER_MS) {
       this.timer = setTimeout(() => this.expire(), this.budget);
     }
     this.bounds.signal?.addEventListener('abort', this, { once: true });
@@ -111,28 +122,46 @@ class BoundedCall<T> implements CallContext, Expiring {
 
   /** The per-call timeout, or the caller's deadline, passed. */
   expire(): void {
-    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: no answer within ${Math.round(this.budget)} ms`));
+    const message = this.bounds.timeoutMessage ?? `no answer within ${Math.round(this.budget)} ms`;
+    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: ${message}`));
   }
 
   /** The caller's signal aborted (an EventListener object: no closure per call). */
   handleEvent(): void {
-    this.giveUp(this.bounds.signal!.reason);
+    const reason = this.bounds.signal!.reason;
+    const graceMs = this.bounds.abortGraceMs;
+    if (!graceMs || this.settled) {
+      this.giveUp(reason);
+      return;
+    }
+    this.abortCall(reason);
+    this.stopClock();
+    this.timer = setTimeout(() => this.giveUp(reason), graceMs);
   }
 
   private giveUp(reason: unknown): void {
     if (this.settled) return;
     this.finish();
-    this.abortedWith = { reason };
-    this.controller?.abort(reason);
+    this.abortCall(reason);
     // A caller's signal can abort from inside fn itself: then the late work is known once fn returns.
     if (this.pending) this.bounds.onAbandoned?.(this.pending);
     this.reject(reason);
   }
 
-  private finish(): void {
-    this.settled = true;
+  private abortCall(reason: unknown): void {
+    this.abortedWith ??= { reason };
+    this.controller?.abort(reason);
+  }
+
+  private stopClock(): void {
     if (this.lane) this.lane.delete(this);
     else clearTimeout(this.timer);
+    this.lane = undefined;
+  }
+
+  private finish(): void {
+    this.settled = true;
+    this.stopClock();
     this.bounds.signal?.removeEventListener('abort', this);
   }
 }

@@ -6,8 +6,6 @@ import type { BackgroundWork } from './background-work.js';
 import { CHANNELS, publish } from './diagnostics.js';
 import { BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
 import { safetyDeadline } from './renewal-policy.js';
-import { MAX_TIMER_MS } from './timer-range.js';
-import { toBackendError } from './wrap-backend-error.js';
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
 const MAX_WAIT_SLICE_MS = 15_000;
@@ -135,43 +133,21 @@ export class GrantTaker {
    * WAIT_OVERRUN_MS after the deadline or the abort, whatever the adapter does, and releases a
    * grant the adapter still makes after that.
    */
-  private async queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal): Promise<BackendGrant | null> {
-    const backend = this.backend;
-    const queued = backend.acquireQueued!(attempt.request, { signal, deadline }).catch((error: unknown) => {
-      throw toBackendError(backend.name, 'acquire', error);
-    });
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const cut = new Promise<'cut'>((resolve) => {
-      const cutIn = (ms: number): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => resolve('cut'), ms);
-      };
-      const untilDeadline = deadline - Date.now() + WAIT_OVERRUN_MS;
-      // An unbounded wait (or one past setTimeout's range) is cut only by its abort.
-      if (untilDeadline <= MAX_TIMER_MS) cutIn(Math.max(0, untilDeadline));
-      onAbort = () => cutIn(WAIT_OVERRUN_MS);
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const outcome = await Promise.race([queued, cut]);
-      if (outcome !== 'cut') return outcome;
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    }
-    queued.then(
-      (late) => {
-        if (late) this.background.release(late);
+  private queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal): Promise<BackendGrant | null> {
+    return this.caller.run('acquire', (call) => this.backend.acquireQueued!(attempt.request, { signal: call.signal, deadline }), {
+      signal,
+      budgetMs: deadline - Date.now() + WAIT_OVERRUN_MS,
+      abortGraceMs: WAIT_OVERRUN_MS,
+      timeoutMessage: `the backend's queued wait ran ${WAIT_OVERRUN_MS} ms past its deadline; core stopped waiting`,
+      onAbandoned: (late) => {
+        late.then(
+          (grant) => {
+            if (grant) this.background.release(grant);
+          },
+          () => undefined,
+        );
       },
-      () => undefined,
-    );
-    if (signal.aborted) throw new LockAbortedError(attempt.request.key, signal.reason);
-    throw new BackendError(
-      backend.name,
-      `acquire: the backend's queued wait ran ${WAIT_OVERRUN_MS} ms past its deadline; core stopped waiting`,
-    );
+    });
   }
 
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */

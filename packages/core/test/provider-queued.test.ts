@@ -29,6 +29,23 @@ test('tries once, then queues until the deadline; a hand-off is the lock, its le
   await provider.close();
 });
 
+test('a queued wait without a limit, or past what a timer holds, is cut by nothing but a hand-off or an abort', async () => {
+  const { backend, provider } = setup();
+  const unlimited = outcomeOf(provider.acquire('k'));
+  const beyondTimers = outcomeOf(provider.acquire('k', { waitMs: 2 ** 31 }));
+  await advanceTo(60_000);
+  expect(backend.queue.size('k')).toBe(2);
+  expect(unlimited.settled || beyondTimers.settled, 'a wait with no near deadline was cut').toBe(false);
+  backend.handOff('k');
+  await advanceTo(60_000);
+  expect(unlimited.value?.token).toBe(1n);
+  await unlimited.value?.release();
+  backend.handOff('k');
+  await advanceTo(60_000);
+  expect(beyondTimers.value?.token).toBe(2n);
+  await provider.close();
+});
+
 test('a key free at once is granted by the first try, without queueing', async () => {
   const { backend, provider } = setup();
   backend.holders.clear();
