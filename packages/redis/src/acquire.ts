@@ -6,7 +6,7 @@ import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
 import { TokenSync } from './token-sync.js';
-import { untilAborted } from './until-aborted.js';
+import { UNBOUNDED, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
 
 /**
@@ -25,9 +25,6 @@ export interface SplitVoteSettings {
 export interface Refusal {
   readonly freeInMs: number;
 }
-
-/** For work of our own (rolling back a partial grant): bounded by the command timeout only. */
-const UNBOUNDED = new AbortController().signal;
 
 /**
  * One grant attempt: the ACQUIRE script on every node at once, granted when a majority says yes

@@ -7,6 +7,7 @@ import { LEAVE_QUEUE } from './queue-scripts.js';
 import { QueuedWaiter, type QueuedWaiters } from './queued-waiters.js';
 import { RedisGrant } from './redis-grant.js';
 import { grantInTurn, QUEUE_ENTRY_TTL_MS } from './single-node-grant.js';
+import { UNBOUNDED } from './until-aborted.js';
 
 /**
  * How often a queued waiter refreshes its place (and tries again), at most: a quarter of its
@@ -20,9 +21,6 @@ const MIN_ENTRY_TTL_MS = 100;
 const EXPIRY_MARGIN_MS = 5;
 const MAX_RETRY_DELAY_MS = 1000;
 const FIRST_RETRY_DELAY_MS = 50;
-
-/** For work of our own after the caller is gone (leaving the queue, undoing a grant): bounded by the command timeout only. */
-const UNBOUNDED = new AbortController().signal;
 
 /**
  * A plain lock's wait on one server, in the key's server-side queue: the waiter's entry is added by

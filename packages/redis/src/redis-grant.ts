@@ -4,9 +4,7 @@ import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { EXTEND, RELEASE, REPAIR } from './scripts.js';
 import type { Session, Voter } from './session.js';
-
-/** For work of our own (repairing): bounded by the command timeout only. */
-const UNBOUNDED = new AbortController().signal;
+import { UNBOUNDED } from './until-aborted.js';
 
 /**
  * Frees the lock if `lockId` holds it, on every node at once; a majority's answers are enough to

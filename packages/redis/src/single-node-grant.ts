@@ -5,6 +5,7 @@ import type { NodeSet } from './node-set.js';
 import { ACQUIRE_IN_TURN } from './queue-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { onTheNode } from './single-node-call.js';
+import { UNBOUNDED } from './until-aborted.js';
 import type { Answer } from './votes.js';
 
 /** ACQUIRE_IN_TURN's answer: [1, token, acquiredAtMs] when granted; [0, pttl, atHead] when busy; [-1] on a semaphore's key. */
@@ -24,9 +25,6 @@ export interface NotYourTurn {
   readonly freeInMs: number;
   readonly atHead: boolean;
 }
-
-/** For work of our own (undoing a grant whose answer was lost): bounded by the command timeout only. */
-const UNBOUNDED = new AbortController().signal;
 
 /**
  * One grant attempt on the only server, in turn: refused while another live waiter heads the

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import type { LockProvider } from '@holdfast/core';
 import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { startRedis } from '@holdfast/test-harness/servers';
@@ -8,6 +9,7 @@ import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
 import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
 import { QUEUE_ENTRY_TTL_MS } from '../src/single-node-grant.js';
+import { UNBOUNDED } from '../src/until-aborted.js';
 import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // Plain-lock waiters queue on the server (queue-scripts.ts): a release names the next waiter, so
@@ -164,6 +166,38 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
       expect(delayMs, 'bounded by the dead entry`s life and one refresh').toBeLessThan(QUEUE_ENTRY_TTL_MS + QUEUE_REFRESH_MS + 500);
     });
   }
+
+  test('20 waiters aborting at once leave the queue without a listener each on a shared signal (Node warned of a leak)', async () => {
+    const key = newKey();
+    const [holder, waiting] = [open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const abort = new AbortController();
+    const waits = Array.from({ length: 20 }, () => waiting.acquire(key, { waitMs: 20_000, signal: abort.signal }).catch(() => undefined));
+    await until(async () => (await queued(key)) === 20, 5000, 'every waiter is queued');
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    let mostListeners = 0;
+    let sampling = true;
+    const sample = (): void => {
+      mostListeners = Math.max(mostListeners, getEventListeners(UNBOUNDED, 'abort').length);
+      if (sampling) setImmediate(sample);
+    };
+    try {
+      sample();
+      abort.abort(new Error('every caller gave up'));
+      await within(Promise.all(waits), 2000, 'every aborted wait rejects');
+      await until(async () => (await queued(key)) === 0, 2000, 'every aborted waiter left the queue');
+    } finally {
+      sampling = false;
+      process.off('warning', onWarning);
+    }
+    expect(mostListeners, 'leaving the queue listened to a signal that never aborts').toBe(0);
+    expect(warnings).toEqual([]);
+    await held!.release();
+  });
 
   test('a waiter whose deadline passes leaves the queue', async () => {
     const key = newKey();
