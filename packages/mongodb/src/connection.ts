@@ -57,7 +57,7 @@ export async function connect(options: ConnectionOptions): Promise<Connected> {
   const buildInfo = await db.command({ buildInfo: 1 }, { signal: bound.signal });
   const ferretdb = typeof buildInfo['ferretdbVersion'] === 'string';
   const catalog = ferretdb
-    ? new VersionedCatalog(db, settings.locksCollection, processId, options.chainTiming)
+    ? new VersionedCatalog(db, settings.locksCollection, processId, readServerInfo, options.chainTiming)
     : new DistLockCatalog(db, settings.locksCollection, processId);
   const pings = new PingStore(db, settings.pingsCollection, processId);
   await catalog.ensureIndexes(bound);

@@ -1,8 +1,9 @@
 import { BackendError } from '@holdfast/core';
-import type { ObjectId } from 'mongodb';
+import type { Db, ObjectId } from 'mongodb';
 import type { Bound } from './bounded.js';
 import type { LockDocument, SlotHolder } from './documents.js';
 import type { Acquisition } from './lock-catalog.js';
+import type { ServerInfoReader } from './server-info.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
 import type { ChainRead, LockFields, VersionChain } from './version-chain.js';
 
@@ -27,6 +28,8 @@ export class SlotCatalog {
   constructor(
     private readonly chain: VersionChain,
     private readonly processId: string,
+    private readonly db: Db,
+    private readonly readServerInfo: ServerInfoReader,
   ) {}
 
   head(key: string, bound: Bound): Promise<ChainRead> {
@@ -60,15 +63,22 @@ export class SlotCatalog {
     return fields !== null && (await this.chain.commit(state._id, read, fields, bound)) !== null;
   }
 
-  /** A new lease for the slot `ts` holds (the new `extended` is the sign of life contenders look for); null when it holds none. */
-  extend(held: { key: string; ts: ObjectId }, lease: number, bound: Bound): Promise<Committed | null> {
-    return this.rewrite(held.key, bound, undefined, (state) => {
+  /**
+   * A new lease for the slot `ts` holds (the new `extended` is the sign of life contenders look for);
+   * null when it holds none. `extended` is the server's time, as a lock's extend writes it
+   * ($currentDate), since holders() judges it on the server's clock; a version record is inserted
+   * whole, so the clock is read beside the key.
+   */
+  async extend(held: { key: string; ts: ObjectId }, lease: number, bound: Bound): Promise<Committed | null> {
+    const [first, server] = await Promise.all([this.chain.head(held.key, bound), this.readServerInfo(this.db, bound.signal)]);
+    const now = server.serverTime.getTime();
+    return this.rewrite(held.key, bound, first, (state) => {
       const at = state.holders.findIndex((holder) => holder.ts.equals(held.ts));
       if (at < 0) return null;
       const holders = [...state.holders];
       const before = holders[at]!;
       // Strictly later than the last one, so that an observation always sees the change.
-      const extended = new Date(Math.max(Date.now(), (before.extended?.getTime() ?? 0) + 1));
+      const extended = new Date(Math.max(now, (before.extended?.getTime() ?? 0) + 1));
       holders[at] = { ...before, lease, extended };
       return slotStateFields(state.limit, holders, state.fence);
     });

@@ -4,6 +4,7 @@ import { allowManyListeners, type Bound } from './bounded.js';
 import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from './documents.js';
 import { prefixRange } from './key-range.js';
 import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
+import type { ServerInfoReader } from './server-info.js';
 import { SlotCatalog } from './slot-catalog.js';
 import { holdsIn, isSlotState, KeyHasSlots } from './slot-state.js';
 import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';
@@ -37,10 +38,11 @@ export class VersionedCatalog implements LockCatalog {
     db: Db,
     locksCollection: string,
     readonly processId: string,
+    readServerInfo: ServerInfoReader,
     private readonly timing: ChainTiming = CHAIN_TIMING,
   ) {
     this.chain = new VersionChain(db, locksCollection, timing);
-    this.slots = new SlotCatalog(this.chain, processId);
+    this.slots = new SlotCatalog(this.chain, processId, db, readServerInfo);
   }
 
   get locks(): Collection<LockDocument> {
