@@ -1,17 +1,33 @@
 #!/usr/bin/env node
-// Semaphore slots against plain locks on a private redis-server, in the same run. Not a test: it
-// prints figures. Build first (npm run build in packages/redis), then
-//   node scripts/measure-slots.mjs [--seconds=3] [--rounds=3]
+// Semaphore slots against plain locks on a private server (redis-server, or the harness's FerretDB
+// on SQLite), in the same run. Not a test: it prints figures. Build first (npm run build), then
+//   node test-harness/scripts/measure-slots.mjs redis|mongodb [--seconds=3] [--rounds=3]
 // Each round measures every case once, in alternating order, so load affects them alike.
-import { startRedis } from '@holdfast/test-harness/servers';
-import { createRedisProvider } from '../dist/index.js';
+import { createLockProvider } from '@holdfast/core';
+import { startFerretdb, startRedis } from '../dist/servers/index.js';
+
+const SERVERS = {
+  redis: async () => {
+    const server = await startRedis();
+    return { server, url: server.url };
+  },
+  mongodb: async () => {
+    const server = await startFerretdb();
+    return { server, url: `${server.url}?holdfastPingInterval=1s&holdfastLockExpiration=30s` };
+  },
+};
 
 const args = process.argv.slice(2);
+const backend = args.find((arg) => !arg.startsWith('--'));
+if (!(backend in SERVERS)) {
+  console.error('usage: node test-harness/scripts/measure-slots.mjs redis|mongodb [--seconds=3] [--rounds=3]');
+  process.exit(2);
+}
 const option = (name, fallback) => Number(args.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const seconds = option('seconds', 3);
 const rounds = option('rounds', 3);
 
-const server = await startRedis();
+const { server, url } = await SERVERS[backend]();
 let keys = 0;
 const newKey = (what) => `measure-slots/${process.pid}/${what}-${++keys}`;
 
@@ -28,22 +44,29 @@ async function uncontended(take, ms) {
   return (done * 1000) / ms;
 }
 
+/** Calls that failed (on FerretDB, a release not confirmed within callTimeoutMs is queued and retried by the pinger). */
+const failures = {};
+
 /** `contenders` loops over two providers, each acquire (waiting) + release on one key for `ms`; grants per second. */
-async function contended(providers, takeOf, contenders, ms) {
+async function contended(providers, takeOf, contenders, ms, name) {
   const until = Date.now() + ms;
   let grants = 0;
   const loop = async (provider) => {
     while (Date.now() < until) {
-      const held = await takeOf(provider).acquire({ waitMs: 10_000 });
-      grants++;
-      await held.release();
+      try {
+        const held = await takeOf(provider).acquire({ waitMs: 10_000 });
+        grants++;
+        await held.release();
+      } catch (error) {
+        failures[name] = [...(failures[name] ?? []), error.message];
+      }
     }
   };
   await Promise.all(Array.from({ length: contenders }, (_, i) => loop(providers[i % providers.length])));
   return (grants * 1000) / ms;
 }
 
-const providers = [createRedisProvider({ url: server.url }), createRedisProvider({ url: server.url })];
+const providers = await Promise.all([createLockProvider(url), createLockProvider(url)]);
 const [locks] = providers;
 const lockKey = newKey('lock');
 const slotKey = newKey('slots');
@@ -52,12 +75,12 @@ const contendedSlots = newKey('contended-slots');
 const cases = {
   'lock tryAcquire+release': () => uncontended(() => locks.tryAcquire(lockKey), seconds * 1000),
   'slot (limit 4) tryAcquire+release': () => uncontended(() => locks.semaphore(slotKey, 4).tryAcquire(), seconds * 1000),
-  'lock, 8 contenders': () => contended(providers, (p) => ({ acquire: (o) => p.acquire(contendedLock, o) }), 8, seconds * 1000),
-  'slots (limit 4), 8 contenders': () => contended(providers, (p) => p.semaphore(contendedSlots, 4), 8, seconds * 1000),
+  'lock, 8 contenders': () => contended(providers, (p) => ({ acquire: (o) => p.acquire(contendedLock, o) }), 8, seconds * 1000, 'lock'),
+  'slots (limit 4), 8 contenders': () => contended(providers, (p) => p.semaphore(contendedSlots, 4), 8, seconds * 1000, 'slots'),
 };
 const results = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
 try {
-  // Connect and load the scripts before measuring.
+  // Connect, create the collections or load the scripts before measuring.
   await uncontended(() => locks.tryAcquire(lockKey), 200);
   await uncontended(() => locks.semaphore(slotKey, 4).tryAcquire(), 200);
   for (let round = 0; round < rounds; round++) {
@@ -78,3 +101,4 @@ console.log(
   `slot / lock, uncontended: ${range(ratio('slot (limit 4) tryAcquire+release', 'lock tryAcquire+release').map((r) => r * 100))} %`,
 );
 console.log(`slots / lock, 8 contenders: ${range(ratio('slots (limit 4), 8 contenders', 'lock, 8 contenders').map((r) => r * 100))} %`);
+for (const [name, messages] of Object.entries(failures)) console.log(`${name}: ${messages.length} failed calls, e.g. ${messages[0]}`);
