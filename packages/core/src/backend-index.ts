@@ -10,6 +10,7 @@ export type {
   GrantOutcome,
   GrantRequest,
   LockBackend,
+  QueuedWait,
   SlotRequest,
   WaitOptions,
 } from './backend.js';

@@ -64,6 +64,13 @@ export interface Granted {
 
 export type GrantOutcome<Wake = unknown> = Granted | Busy<Wake>;
 
+export interface QueuedWait {
+  readonly signal: AbortSignal;
+  readonly deadline: number;
+  /** For a backend whose queued acquire tries first: called once its first attempt found the key taken. */
+  readonly onWaiting?: () => void;
+}
+
 export interface WaitOptions {
   readonly signal: AbortSignal;
   /** Upper bound for this wait, in ms (always finite). */
@@ -84,7 +91,13 @@ export interface LockBackend<Wake = unknown> {
    * Optional: a native queued acquire (FIFO backends). Resolves to a grant, or null when the
    * deadline passes; rejects with the signal's reason when aborted, leaving no queue entry behind.
    */
-  acquireQueued?(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null>;
+  acquireQueued?(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null>;
+  /**
+   * Optional, with acquireQueued: its first attempt grants a free key nobody waits for, so a waiting
+   * acquire goes straight to it, without core's own attempt first (one request less per contended
+   * grant). acquireQueued then calls `wait.onWaiting` once that attempt found the key taken.
+   */
+  readonly queuedAcquireTriesFirst?: boolean;
   /**
    * Optional: resolve when the key may have become free, or after `timeoutMs`, whichever comes
    * first (never reject on timeout). `busy` is the answer of the attempt just before. Without it core polls.

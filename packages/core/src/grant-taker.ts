@@ -62,6 +62,8 @@ export class GrantTaker {
     const deadline = Date.now() + waitMs;
     const backend = this.backend;
     if (backend.acquireQueued && !isSlotRequest(attempt.request)) {
+      // waitMs 0 stays one plain attempt below: it never joins a queue.
+      if (backend.queuedAcquireTriesFirst && waitMs > 0) return this.queuedFromTheStart(attempt, waitMs, deadline, signal);
       // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
       // cannot jump the queue; it tells a waiter apart from an immediate grant.
       // A backend failure of that attempt is retried by the queued wait, as the loop below retries it.
@@ -128,13 +130,26 @@ export class GrantTaker {
     }
   }
 
+  /** A backend whose queued acquire makes the first attempt itself: it says when the caller starts waiting. */
+  private async queuedFromTheStart(attempt: Attempt, waitMs: number, deadline: number, signal: AbortSignal): Promise<BackendGrant> {
+    const backend = this.backend;
+    const key = attempt.request.key;
+    attempt.sentAt = Date.now();
+    attempt.queued = true;
+    const onWaiting = (): void => publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key }));
+    const grant = await this.queuedWait(attempt, deadline, signal, onWaiting);
+    if (grant) return this.unlessAborted(attempt, grant, signal);
+    throw new LockTimeoutError(key, waitMs);
+  }
+
   /**
    * The backend's own queued wait, bounded like every other call: core stops waiting
    * WAIT_OVERRUN_MS after the deadline or the abort, whatever the adapter does, and releases a
    * grant the adapter still makes after that.
    */
-  private queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal): Promise<BackendGrant | null> {
-    return this.caller.run('acquire', (call) => this.backend.acquireQueued!(attempt.request, { signal: call.signal, deadline }), {
+  private queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal, onWaiting?: () => void): Promise<BackendGrant | null> {
+    const wait = (call: CallContext) => (onWaiting ? { signal: call.signal, deadline, onWaiting } : { signal: call.signal, deadline });
+    return this.caller.run('acquire', (call) => this.backend.acquireQueued!(attempt.request, wait(call)), {
       signal,
       budgetMs: deadline - Date.now() + WAIT_OVERRUN_MS,
       abortGraceMs: WAIT_OVERRUN_MS,
