@@ -9,8 +9,10 @@ import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW } from './scripts.js';
 /**
  * Grant in turn: like ACQUIRE, but a free key is refused while a live waiter other than the
  * requester heads its queue. ARGV[6] is the requester's waiter id ('' for a plain attempt, which
- * costs one EXISTS more than ACQUIRE while nobody waits): its entry is added at the tail if missing
- * (first attempt, or the server forgot the queue) and its expiry set to now + ARGV[7] ms; ARGV[8]
+ * costs one EXISTS more than ACQUIRE while nobody waits). A waiter's attempt on a key nobody queues
+ * for is a plain attempt that joins the queue, at its head, only if the key is taken: so a waiting
+ * acquire needs no plain attempt of its own first. Otherwise its entry is added at the tail if
+ * missing (the server forgot it) and its expiry set to now + ARGV[7] ms; ARGV[8]
  * is the queue keys' own expiry (the longest an entry lives), so a deserted queue disappears.
  * KEYS: lock, fence hash, holder hash, queue, entry expiries. ARGV: lockId, ttlMs, owner, reason,
  * hasReason ("1"/"0"), waiterId, entryTtlMs, queueTtlMs.
@@ -20,27 +22,35 @@ import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW } from './scripts.js';
  */
 export const ACQUIRE_IN_TURN = new LuaScript(`${FENCE_BUMP}${SERVER_NOW}${QUEUE_HEAD}
 local waiter = ARGV[6]
-local mayTake
-if waiter == '' then
-  mayTake = redis.call('exists', KEYS[4]) == 0 or not liveHead(KEYS[4], KEYS[5])
-else
-  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+local queued = redis.call('exists', KEYS[4]) == 1
+local function enter()
   if not redis.call('zscore', KEYS[4], waiter) then
     redis.call('zadd', KEYS[4], redis.call('hincrby', KEYS[2], 'arrivals', 1), waiter)
   end
   redis.call('hset', KEYS[5], waiter, string.format('%.0f', nowMs() + tonumber(ARGV[7])))
   redis.call('pexpire', KEYS[4], ARGV[8])
   redis.call('pexpire', KEYS[5], ARGV[8])
+end
+local mayTake = true
+if waiter == '' then
+  mayTake = not queued or not liveHead(KEYS[4], KEYS[5])
+elseif queued then
+  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+  enter()
   mayTake = liveHead(KEYS[4], KEYS[5]) == waiter
 end
 if not mayTake then return {0, redis.call('pttl', KEYS[1]), 0} end
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
   local atHead = 0
-  if waiter ~= '' then atHead = 1 end
+  if waiter ~= '' then
+    -- Nobody queued: the requester is the first in line.
+    if not queued then enter() end
+    atHead = 1
+  end
   return {0, redis.call('pttl', KEYS[1]), atHead}
 end
-if waiter ~= '' then
+if waiter ~= '' and queued then
   redis.call('zrem', KEYS[4], waiter)
   redis.call('hdel', KEYS[5], waiter)
 end

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, HoldfastError } from '@holdfast/core';
-import { type GrantRequest, linkedController, MAX_TIMER_MS, safetyDeadline, toBackendError } from '@holdfast/core/backend';
+import { type GrantRequest, linkedController, MAX_TIMER_MS, type QueuedWait, safetyDeadline, toBackendError } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { LEAVE_QUEUE } from './queue-scripts.js';
@@ -38,7 +38,7 @@ export async function acquireInQueue(
   keys: LockKeys,
   waiters: QueuedWaiters,
   request: GrantRequest,
-  { signal, deadline, pollIntervalMs }: { signal: AbortSignal; deadline: number; pollIntervalMs: number },
+  { signal, deadline, pollIntervalMs, onWaiting }: QueuedWait & { pollIntervalMs: number },
 ): Promise<RedisGrant | null> {
   // A dead waiter must not hold up the next one longer than a dead holder would (its lease).
   const entryTtlMs = Math.min(QUEUE_ENTRY_TTL_MS, Math.max(MIN_ENTRY_TTL_MS, request.ttlMs / 2));
@@ -48,6 +48,8 @@ export async function acquireInQueue(
   let attempt = request;
   let lastError: unknown;
   let answered = false;
+  /** An attempt found the key taken: the caller is told once that it waits. */
+  let waiting = false;
   let failures = 0;
   let grant: RedisGrant | undefined;
   try {
@@ -107,6 +109,8 @@ export async function acquireInQueue(
         grant = outcome;
         return outcome;
       }
+      if (!waiting) onWaiting?.();
+      waiting = true;
       waiter.atHead = outcome.atHead;
       const untilNext = outcome.atHead ? Math.min(refreshMs, outcome.freeInMs + EXPIRY_MARGIN_MS) : refreshMs;
       await waiter.wait(Math.min(untilNext, deadline - Date.now()), signal);

@@ -7,6 +7,7 @@ import {
   type GrantRequest,
   granted,
   isSlotRequest,
+  type QueuedWait,
   type SlotRequest,
 } from '@holdfast/core/backend';
 import { acquireInQueue } from './queued-acquire.js';
@@ -25,6 +26,9 @@ import type { WakeHint } from './wake-ups.js';
  * the count exceed the limit, and counts of different majorities do not add up).
  */
 export class SingleNodeBackend extends RedisBackend {
+  /** A queued waiter's first attempt takes a free key nobody queues for (queue-scripts.ts). */
+  readonly queuedAcquireTriesFirst = true;
+
   /** One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). */
   override async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
@@ -40,7 +44,7 @@ export class SingleNodeBackend extends RedisBackend {
    * Plain locks wait in the key's queue on the server, so a release lets one waiter try, whichever
    * provider it is in (queued-acquire.ts); the wait starts the provider's one subscription.
    */
-  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
+  acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
     this.subscription.start();
     return acquireInQueue(this.nodes, this.names.of(request.key), this.queued, request, {
       ...wait,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import type { LockProvider } from '@holdfast/core';
+import { CHANNELS, type LockEvent, type LockProvider } from '@holdfast/core';
 import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { startRedis } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
@@ -96,6 +97,31 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     // Woken by the releases that name them: waiters woken only by their refreshes would take about
     // half a refresh period per hand-off (11 x 250 ms).
     expect(tookMs, 'each waiter was woken by the release naming it').toBeLessThan(3 * QUEUE_REFRESH_MS);
+    expect(await queued(key), 'nothing is left in the queue').toBe(0);
+  });
+
+  test('a waiting acquire makes one attempt: a free key is granted without queueing, a taken one queues it and then it waits', async () => {
+    const key = newKey();
+    const [holder, waiter] = [open(), open()];
+    let before = await scriptCalls();
+    const first = await holder.acquire(key, { waitMs: 20_000, ttlMs: 60_000 });
+    expect(await scriptCalls(), 'one script for a free key').toBe(before + 1);
+    expect(await admin!.exists(`holdfast:${key}//queue`), 'a free key is granted without a queue').toBe(0);
+    // The wait event comes once the waiter's place is on the server, after its one attempt.
+    const placeWhenWaiting = new Promise<number>((resolve) => {
+      const onWait = (message: unknown): void => {
+        if ((message as LockEvent).key !== key) return;
+        unsubscribe(CHANNELS.wait, onWait);
+        resolve(queued(key));
+      };
+      subscribe(CHANNELS.wait, onWait);
+    });
+    before = await scriptCalls();
+    const waiting = waiter.acquire(key, { waitMs: 20_000 });
+    expect(await within(placeWhenWaiting, 5000, 'the waiter says it waits'), 'queued before it says it waits').toBe(1);
+    expect(await scriptCalls(), 'one script queued the waiter').toBe(before + 1);
+    await first.release();
+    await (await within(waiting, 5000, 'the waiter is granted')).release();
     expect(await queued(key), 'nothing is left in the queue').toBe(0);
   });
 
