@@ -1,5 +1,5 @@
 import { LuaScript } from './lua-script.js';
-import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW } from './scripts.js';
+import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW, TELL_NEXT } from './scripts.js';
 
 // A plain lock's waiters queue on the server, so that a release lets one waiter try, across
 // providers (ZooKeeper's idea: only the next waiter acts). The queue is a sorted set of waiter ids
@@ -58,16 +58,19 @@ ${RECORD_GRANT}`);
 
 /**
  * A waiter leaves the queue (deadline, abort, failure). If it was next and the key is free, the
- * new head is told on the release channel. KEYS: queue, entry expiries, lock. ARGV: waiterId,
+ * new head is told on the release channel and its provider's wake channel. KEYS: queue, entry expiries, lock. ARGV: waiterId,
  * channel. Returns 1 if the entry was there.
  */
-export const LEAVE_QUEUE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}
+export const LEAVE_QUEUE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
 local head = redis.call('zrange', KEYS[1], 0, 0)[1]
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('hdel', KEYS[2], ARGV[1])
 if head == ARGV[1] and redis.call('exists', KEYS[3]) == 0 then
   local next = liveHead(KEYS[1], KEYS[2])
-  if next then redis.call('publish', ARGV[2], 'released ' .. next) end
+  if next then
+    redis.call('publish', ARGV[2], 'released ' .. next)
+    tellNext(next)
+  end
 end
 return 1
 `);

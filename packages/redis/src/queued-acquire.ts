@@ -4,7 +4,7 @@ import { type GrantRequest, linkedController, MAX_TIMER_MS, type QueuedWait, saf
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { LEAVE_QUEUE } from './queue-scripts.js';
-import { QueuedWaiter, type QueuedWaiters } from './queued-waiters.js';
+import type { QueuedWaiters } from './queued-waiters.js';
 import { RedisGrant } from './redis-grant.js';
 import { grantInTurn, QUEUE_ENTRY_TTL_MS } from './single-node-grant.js';
 import { UNBOUNDED } from './until-aborted.js';
@@ -43,7 +43,7 @@ export async function acquireInQueue(
   // A dead waiter must not hold up the next one longer than a dead holder would (its lease).
   const entryTtlMs = Math.min(QUEUE_ENTRY_TTL_MS, Math.max(MIN_ENTRY_TTL_MS, request.ttlMs / 2));
   const refreshMs = Math.min(QUEUE_REFRESH_MS, pollIntervalMs, entryTtlMs / 4);
-  const waiter = new QueuedWaiter(request.key, request.lockId);
+  const waiter = waiters.waiterFor(request.key, request.lockId);
   waiters.add(waiter);
   let attempt = request;
   let lastError: unknown;

@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { WAKE_CHANNEL_PREFIX } from './scripts.js';
+
 /** One waiter of this provider in a key's server-side queue. */
 export class QueuedWaiter {
   /** Its last attempt found it next in line. */
@@ -42,8 +45,16 @@ export class QueuedWaiter {
  * messages of the provider's one subscription: a message naming a waiter wakes that waiter only.
  */
 export class QueuedWaiters {
+  /** Where release scripts name this provider's waiters: a random id, part of each of its waiter ids. */
+  private readonly wakeId = randomBytes(12).toString('base64url');
+  readonly wakeChannel = WAKE_CHANNEL_PREFIX + this.wakeId;
   private readonly byId = new Map<string, QueuedWaiter>();
   private readonly byKey = new Map<string, Set<QueuedWaiter>>();
+
+  /** A waiter for one queued acquire: its id names this provider (TELL_NEXT in scripts.ts). */
+  waiterFor(key: string, lockId: string): QueuedWaiter {
+    return new QueuedWaiter(key, `${this.wakeId}/${lockId}`);
+  }
 
   add(waiter: QueuedWaiter): void {
     this.byId.set(waiter.waiterId, waiter);

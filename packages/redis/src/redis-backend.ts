@@ -90,11 +90,11 @@ export class RedisBackend implements LockBackend<WakeHint> {
   }
 
   async forceRelease(key: string, { signal }: CallContext): Promise<boolean> {
-    const { lock, holder, slots, channel } = this.names.of(key);
+    const { lock, holder, slots, queue, queueExpiries, channel } = this.names.of(key);
     const votes = await this.nodes.ask(
       signal,
       'forceRelease',
-      (client) => FORCE_RELEASE.run(client, [lock, holder, slots], [channel]) as Promise<number>,
+      (client) => FORCE_RELEASE.run(client, [lock, holder, slots, queue, queueExpiries], [channel]) as Promise<number>,
     );
     if (votes.tooManyFailed) throw votes.failure('forceRelease');
     return votes.count((answer) => answer === 1) > 0;

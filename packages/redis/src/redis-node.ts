@@ -6,7 +6,7 @@ import { untilAborted } from './until-aborted.js';
 
 /** What a node's pub/sub connection reports to its owner. */
 export interface SubscriptionHandlers {
-  /** The patterns are subscribed (at first, or again after a reconnect): messages from now on arrive. */
+  /** Subscriptions are active (at first, again after a reconnect, or one added): their messages from now on arrive. */
   listening(): void;
   message(channel: string, message: string): void;
   /** The connection closed: messages are missed until `listening` comes again. */
@@ -25,6 +25,8 @@ export class RedisNode {
   private readonly firstAttempt: Promise<void>;
   private settleFirstAttempt!: () => void;
   private subscriber: Redis | undefined;
+  private readonly patterns = new Set<string>();
+  private readonly channels = new Set<string>();
   private closed = false;
   private lastError: Error | undefined;
   private readonly handshakeTimers = new Map<Redis, NodeJS.Timeout>();
@@ -61,22 +63,32 @@ export class RedisNode {
   }
 
   /**
-   * Opens the pub/sub connection (once) and subscribes `patterns` on it, again after every
-   * reconnect. A server that refuses the subscription (an ACL) leaves the waiters to their timers.
+   * Opens the pub/sub connection (once) and subscribes `patterns` and `channels` on it, again after
+   * every reconnect; a later call adds its own to the same connection. `listening` comes once each
+   * addition is active. A server that refuses a subscription (an ACL) leaves the waiters to their timers.
    */
-  listen(patterns: readonly string[], handlers: SubscriptionHandlers): void {
-    if (this.subscriber || this.closed) return;
+  listen(
+    handlers: SubscriptionHandlers,
+    { patterns = [], channels = [] }: { patterns?: readonly string[]; channels?: readonly string[] },
+  ): void {
+    if (this.closed) return;
+    const newPatterns = patterns.filter((pattern) => !this.patterns.has(pattern));
+    const newChannels = channels.filter((channel) => !this.channels.has(channel));
+    for (const pattern of newPatterns) this.patterns.add(pattern);
+    for (const channel of newChannels) this.channels.add(channel);
+    if (this.subscriber) {
+      if (this.subscriber.status === 'ready') subscribe(this.subscriber, newPatterns, newChannels, handlers);
+      return;
+    }
     // No command timeout here: a subscriber connection legitimately waits for messages.
     const subscriber = this.watched(failFastClient(this.options, this.settings, 0));
     this.subscriber = subscriber;
     subscriber.on('ready', () => {
       this.handshakeDone(subscriber);
-      subscriber.psubscribe(...patterns).then(
-        () => handlers.listening(),
-        () => undefined,
-      );
+      subscribe(subscriber, [...this.patterns], [...this.channels], handlers);
     });
     subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => handlers.message(channel, message));
+    subscriber.on('message', (channel: string, message: string) => handlers.message(channel, message));
     subscriber.on('close', () => handlers.dropped());
     subscriber.connect().catch(() => undefined);
   }
@@ -182,4 +194,12 @@ export class RedisNode {
     clearTimeout(this.handshakeTimers.get(client));
     this.handshakeTimers.delete(client);
   }
+}
+
+function subscribe(subscriber: Redis, patterns: readonly string[], channels: readonly string[], handlers: SubscriptionHandlers): void {
+  if (patterns.length === 0 && channels.length === 0) return;
+  Promise.all([patterns.length > 0 && subscriber.psubscribe(...patterns), channels.length > 0 && subscriber.subscribe(...channels)]).then(
+    () => handlers.listening(),
+    () => undefined,
+  );
 }

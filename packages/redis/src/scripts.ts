@@ -107,18 +107,37 @@ local function liveHead(queue, expiries)
 end
 `;
 
+/** A provider's own channel, this prefix then its wake id: releases that name one of its queued waiters come there. */
+export const WAKE_CHANNEL_PREFIX = 'holdfast:wake:';
+
+/**
+ * Lua: \`tellNext(waiter)\` publishes "released <waiter>" to the wake channel of the waiter's provider
+ * (its id is "<wake id>/<lockId>"), so that one provider hears it however many wait; ids of
+ * other forms are told on the key's channel only.
+ */
+export const TELL_NEXT = `
+local function tellNext(waiter)
+  local provider = string.match(waiter, '^([^/]+)/')
+  if provider then redis.call('publish', '${WAKE_CHANNEL_PREFIX}' .. provider, 'released ' .. waiter) end
+end
+`;
+
 /**
  * Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0.
  * Single node also passes the key's waiter queue (KEYS[3], KEYS[4], see queue-scripts.ts): when a
- * waiter is queued, the message names it ("released <waiterId>"), so only that waiter tries.
+ * waiter is queued, the message names it ("released <waiterId>"), so only that waiter tries; its
+ * provider hears it on its wake channel (the key's channel is for observers).
  */
-export const RELEASE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}
+export const RELEASE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1], KEYS[2])
 local message = 'released'
 if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then
   local head = liveHead(KEYS[3], KEYS[4])
-  if head then message = 'released ' .. head end
+  if head then
+    message = 'released ' .. head
+    tellNext(head)
+  end
 end
 redis.call('publish', ARGV[2], message)
 return 1
@@ -127,9 +146,10 @@ return 1
 /**
  * Frees the key whoever holds it (holdfast or not): a plain lock with its holder hash (KEYS[2]), or
  * every slot of a semaphore with its slots hash (KEYS[3]). ARGV: channel. Returns 1 if it was held.
- * A semaphore's message names the freed lockIds, so that each slot holder is told at once.
+ * A semaphore's message names the freed lockIds, so that each slot holder is told at once. A plain
+ * lock's next queued waiter (queue KEYS[4], entry expiries KEYS[5]) is told on its wake channel.
  */
-export const FORCE_RELEASE = new LuaScript(`${SERVER_NOW}
+export const FORCE_RELEASE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
 if redis.call('type', KEYS[1]).ok == 'zset' then
   local live = redis.call('zrangebyscore', KEYS[1], '(' .. string.format('%.0f', nowMs()), '+inf')
   redis.call('del', KEYS[1], KEYS[3])
@@ -141,6 +161,10 @@ local held = redis.call('del', KEYS[1])
 redis.call('del', KEYS[2])
 if held == 0 then return 0 end
 redis.call('publish', ARGV[1], 'force-released')
+if redis.call('exists', KEYS[4]) == 1 then
+  local head = liveHead(KEYS[4], KEYS[5])
+  if head then tellNext(head) end
+end
 return 1
 `);
 

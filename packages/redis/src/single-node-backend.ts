@@ -42,13 +42,17 @@ export class SingleNodeBackend extends RedisBackend {
 
   /**
    * Plain locks wait in the key's queue on the server, so a release lets one waiter try, whichever
-   * provider it is in (queued-acquire.ts); the wait starts the provider's one subscription.
+   * provider it is in (queued-acquire.ts); the first wait subscribes the provider's wake channel.
    */
   acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
-    this.subscription.start();
     return acquireInQueue(this.nodes, this.names.of(request.key), this.queued, request, {
       ...wait,
       pollIntervalMs: this.settings.pollIntervalMs,
+      // Only a waiter needs it; one that missed a release before it was active is woken once it is.
+      onWaiting: () => {
+        this.subscription.startWakeChannel();
+        wait.onWaiting?.();
+      },
     });
   }
 

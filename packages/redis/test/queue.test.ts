@@ -125,6 +125,35 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     expect(await queued(key), 'nothing is left in the queue').toBe(0);
   });
 
+  test("a release reaches the named waiter's provider alone: queued waiters hold no pattern subscription", async () => {
+    const key = newKey();
+    const holder = open();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const waiters = 8;
+    const granted: Promise<void>[] = [];
+    for (let i = 0; i < waiters; i++) {
+      granted.push(
+        open()
+          .acquire(key, { waitMs: 20_000 })
+          .then((lock) => lock.release()),
+      );
+      await until(async () => (await queued(key)) === i + 1, 5000, `waiter ${i} is queued`);
+    }
+    expect(await admin!.pubsub('NUMPAT'), 'no waiter hears every release of the namespace').toBe(0);
+    const spy = admin!.duplicate();
+    const wakes = new Map<string, number>();
+    spy.on('pmessage', (_pattern: string, channel: string) => wakes.set(channel, (wakes.get(channel) ?? 0) + 1));
+    try {
+      await spy.psubscribe('holdfast:wake:*');
+      await held!.release();
+      await within(Promise.all(granted), 5000, 'every waiter is granted in turn');
+      // The holder's release and each waiter's but the last named the next waiter, on its provider's channel only.
+      expect([...wakes.values()], 'one message per hand-off, each to another provider').toEqual(Array.from({ length: waiters }, () => 1));
+    } finally {
+      spy.disconnect();
+    }
+  });
+
   test('a release names the next waiter: it is granted at once, not at its next refresh', async () => {
     const key = newKey();
     const [holder, first, second] = [open(), open(), open()];

@@ -55,19 +55,19 @@ function countWaits(): { readonly count: () => number; stop(): void } {
   return { count: () => waits, stop: () => waitChannel.unsubscribe(onWait) };
 }
 
-/** Connections with pattern subscriptions (each provider that has waited has one per server). */
-async function patternSubscribers(): Promise<number> {
+/** Pub/sub connections (a provider's wake channel or its patterns: each provider that has waited has one per server). */
+async function subscribers(): Promise<number> {
   const clients = (await admin!.client('LIST')) as string;
-  return clients.split('\n').filter((line) => / psub=[1-9]/.test(line)).length;
+  return clients.split('\n').filter((line) => / p?sub=[1-9]/.test(line)).length;
 }
 
 /** Opens the provider's subscription for good: one wait that a release ends. */
 async function subscribed(waiter: LockProvider, holder: LockProvider): Promise<void> {
   const key = newKey();
   const held = await holder.tryAcquire(key);
-  const subscribers = await patternSubscribers();
+  const before = await subscribers();
   const waiting = waiter.acquire(key, { waitMs: 10_000 });
-  await until(async () => (await patternSubscribers()) > subscribers, 5000, 'the waiter subscribes');
+  await until(async () => (await subscribers()) > before, 5000, 'the waiter subscribes');
   await held!.release();
   await (await within(waiting, 5000, 'the warm-up wait ends')).release();
 }
