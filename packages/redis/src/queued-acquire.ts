@@ -25,9 +25,9 @@ const FIRST_RETRY_DELAY_MS = 50;
 /**
  * A plain lock's wait on one server, in the key's server-side queue: the waiter's entry is added by
  * its first attempt and refreshed by each later one; a release names the next waiter, so only that
- * waiter tries. Between messages a waiter tries every QUEUE_REFRESH_MS or `pollIntervalMs`, whichever
- * is shorter (refreshing its place), and
- * the next in line when the holder's lease runs out (expiries publish nothing). Keeps core's
+ * waiter tries. Between messages a waiter tries every QUEUE_REFRESH_MS (refreshing its place), the
+ * next in line also every `pollIntervalMs` if that is shorter (in case the message naming it was
+ * missed) and when the holder's lease runs out (expiries publish nothing). Keeps core's
  * guarantees itself, as core hands it the whole wait: backend failures are retried until the
  * deadline (then thrown), an abort rejects with its reason, a grant whose reply may have been
  * lost is undone, a grant that came back after its lease ran out is released, and the entry is
@@ -42,7 +42,10 @@ export async function acquireInQueue(
 ): Promise<RedisGrant | null> {
   // A dead waiter must not hold up the next one longer than a dead holder would (its lease).
   const entryTtlMs = Math.min(QUEUE_ENTRY_TTL_MS, Math.max(MIN_ENTRY_TTL_MS, request.ttlMs / 2));
-  const refreshMs = Math.min(QUEUE_REFRESH_MS, pollIntervalMs, entryTtlMs / 4);
+  const refreshMs = Math.min(QUEUE_REFRESH_MS, entryTtlMs / 4);
+  // Only the next in line can be granted; the others' attempts just keep their place, and cost the
+  // server one script per waiter per period whatever the grant rate.
+  const headCheckMs = Math.min(refreshMs, pollIntervalMs);
   const waiter = waiters.waiterFor(request.key, request.lockId);
   waiters.add(waiter);
   let attempt = request;
@@ -112,7 +115,7 @@ export async function acquireInQueue(
       if (!waiting) onWaiting?.();
       waiting = true;
       waiter.atHead = outcome.atHead;
-      const untilNext = outcome.atHead ? Math.min(refreshMs, outcome.freeInMs + EXPIRY_MARGIN_MS) : refreshMs;
+      const untilNext = outcome.atHead ? Math.min(headCheckMs, outcome.freeInMs + EXPIRY_MARGIN_MS) : refreshMs;
       await waiter.wait(Math.min(untilNext, deadline - Date.now()), signal);
     }
   } finally {

@@ -154,6 +154,28 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     }
   });
 
+  test('a waiter behind the next in line refreshes its place every QUEUE_REFRESH_MS, whatever its pollIntervalMs', async () => {
+    const key = newKey();
+    const holder = open();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const next = open().acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 1, 5000, 'the next in line is queued');
+    const eager = createRedisProvider({ url: server!.url, pollIntervalMs: 20 });
+    providers.push(eager);
+    const behind = eager.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 2, 5000, 'the second waiter is queued');
+    const before = await scriptCalls();
+    const windowMs = 2 * QUEUE_REFRESH_MS;
+    // Nothing to wait for but time: the count over a window is the measure.
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    // Each waiter refreshes at most windowMs / QUEUE_REFRESH_MS + 1 times; polling every 20 ms would be about 50.
+    const refreshes = 2 * (windowMs / QUEUE_REFRESH_MS + 1);
+    expect(await scriptCalls(), 'only the next in line checks at its pollIntervalMs').toBeLessThanOrEqual(before + refreshes);
+    await held!.release();
+    await (await within(next, 5000, 'the next in line is granted')).release();
+    await (await within(behind, 5000, 'the second waiter is granted')).release();
+  });
+
   test('a release names the next waiter: it is granted at once, not at its next refresh', async () => {
     const key = newKey();
     const [holder, first, second] = [open(), open(), open()];
