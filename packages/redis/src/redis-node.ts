@@ -197,9 +197,15 @@ export class RedisNode {
 }
 
 function subscribe(subscriber: Redis, patterns: readonly string[], channels: readonly string[], handlers: SubscriptionHandlers): void {
-  if (patterns.length === 0 && channels.length === 0) return;
-  Promise.all([patterns.length > 0 && subscriber.psubscribe(...patterns), channels.length > 0 && subscriber.subscribe(...channels)]).then(
-    () => handlers.listening(),
-    () => undefined,
-  );
+  // Each on its own: a server whose ACL refuses one still delivers the other's messages.
+  if (patterns.length > 0)
+    subscriber.psubscribe(...patterns).then(
+      () => handlers.listening(),
+      () => undefined,
+    );
+  if (channels.length > 0)
+    subscriber.subscribe(...channels).then(
+      () => handlers.listening(),
+      () => undefined,
+    );
 }

@@ -118,7 +118,8 @@ export const WAKE_CHANNEL_PREFIX = 'holdfast:wake:';
 export const TELL_NEXT = `
 local function tellNext(waiter)
   local provider = string.match(waiter, '^([^/]+)/')
-  if provider then redis.call('publish', '${WAKE_CHANNEL_PREFIX}' .. provider, 'released ' .. waiter) end
+  -- pcall: a server whose ACL refuses the channel must not fail the release (the waiter checks at pollIntervalMs).
+  if provider then redis.pcall('publish', '${WAKE_CHANNEL_PREFIX}' .. provider, 'released ' .. waiter) end
 end
 `;
 

@@ -58,6 +58,25 @@ describe.skipIf(!server)('lost release messages', { timeout: 30_000 }, () => {
     expect(performance.now() - handedAt, 'a release after the reconnect wakes the next waiter through pub/sub').toBeLessThan(500);
   });
 
+  test("a holder whose ACL refuses the waiter's wake channel still releases, and the next in line is granted at its pollIntervalMs", async () => {
+    await admin!.acl('SETUSER', 'releasedonly', 'on', 'nopass', '~*', 'resetchannels', '&holdfast:released@*', '+@all');
+    const url = new URL(server!.url);
+    url.username = 'releasedonly';
+    url.password = 'any';
+    const pollIntervalMs = 300;
+    const holder = open({ url: url.toString() });
+    const waiter = open({ pollIntervalMs });
+    const key = newKey();
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const waiting = waiter.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await admin!.zcard(`holdfast:${key}//queue`)) === 1, 5000, 'the waiter is queued');
+    const releasedAt = performance.now();
+    // The release script's publish to the waiter's wake channel is refused: the release must not fail with it.
+    await within(held!.release(), 3000, 'the release answers');
+    await (await within(waiting, 3000, 'the waiter is granted without its wake message')).release();
+    expect(performance.now() - releasedAt, 'noticed within pollIntervalMs').toBeLessThan(pollIntervalMs + 300);
+  });
+
   test('a waiter the server will not let subscribe (an ACL) is woken at pollIntervalMs after a release, and at the lease end after an expiry', async () => {
     await admin!.acl('SETUSER', 'nosubscribe', 'on', 'nopass', '~*', '&*', '+@all', '-psubscribe', '-subscribe');
     const url = new URL(server!.url);
