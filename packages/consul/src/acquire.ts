@@ -52,6 +52,8 @@ export async function tryGrant(
   call: CallContext,
   /** Written in the same transaction as the lock, and only with it (a queued waiter's entry deleted as it is granted). */
   alongside: readonly TxnKvOp[] = [],
+  /** false: a key found taken is busy without the read that says by whom and since when (the wait that follows reads it anyway). */
+  readIfTaken = true,
 ): Promise<GrantOutcome<ConsulWake>> {
   const consulKey = `${settings.prefix}/${request.key}`;
   const acquiredAt = new Date();
@@ -66,7 +68,8 @@ export async function tryGrant(
     const lockWrite = { unanswered: false };
     let answer: Answer;
     try {
-      answer = await attempt(context, semaphorePlace(settings.prefix, request.key), session, value, call.signal, lockWrite, alongside);
+      const place = semaphorePlace(settings.prefix, request.key);
+      answer = await attempt(context, place, session, value, call.signal, lockWrite, alongside, readIfTaken);
     } catch (error) {
       // A lock write sent but never answered may land now or later: its session must not keep it alive.
       if (lockWrite.unanswered) session.disown();
@@ -92,6 +95,7 @@ async function attempt(
   signal: AbortSignal,
   lockWrite: { unanswered: boolean },
   alongside: readonly TxnKvOp[],
+  readIfTaken: boolean,
 ): Promise<Answer> {
   const consulKey = place.lockKey;
   const lock = { Verb: 'lock', Key: consulKey, Session: session.id, Flags: LOCK_FLAG, Value: value } as const;
@@ -112,6 +116,7 @@ async function attempt(
       if (round >= MAX_ATTEMPT_ROUNDS) return { kind: 'busy', since: 0n };
       continue;
     }
+    if (!readIfTaken) return { kind: 'busy', since: 0n };
     const { entry, index } = await readKey(context.http, consulKey, false, signal);
     if (entry && !isLockEntry(entry)) throw lockConflict(place.key, entry);
     if (entry?.Session) return { kind: 'busy', since: BigInt(entry.ModifyIndex) };

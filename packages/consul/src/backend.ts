@@ -7,6 +7,7 @@ import {
   type GrantOutcome,
   type GrantRequest,
   type LockBackend,
+  type QueuedWait,
   type SlotRequest,
   sleep,
   type WaitOptions,
@@ -85,8 +86,11 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return tryGrant(this.grants, this.options, request, call);
   }
 
-  /** A waiting acquire of a plain lock: in Holdfast's queue of the key, watching only the waiter before it (queued-acquire.ts). */
-  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
+  /** acquireQueued makes the first attempt of a waiting acquire itself. */
+  readonly queuedAcquireTriesFirst = true;
+
+  /** A waiting acquire of a plain lock: a first attempt, then Holdfast's queue of the key, watching only the waiter before it (queued-acquire.ts). */
+  acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
     return acquireQueued(this.grants, this.options, request, wait);
   }
 

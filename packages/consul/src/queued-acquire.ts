@@ -1,10 +1,11 @@
 import { BackendError, ErrorCode, HoldfastError } from '@holdfast/core';
-import { type BackendGrant, type GrantRequest, MAX_TIMER_MS, safetyDeadline, sleep } from '@holdfast/core/backend';
+import { type BackendGrant, type GrantRequest, MAX_TIMER_MS, type QueuedWait, safetyDeadline, sleep } from '@holdfast/core/backend';
 import { type AcquireSettings, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
 import { ConsulHttpError } from './consul-http.js';
 import type { GrantSession } from './grant-session.js';
-import { invalidSessionRefusal, type KvEntry, readEntries, readKey } from './kv.js';
+import { lockConflict } from './inspection.js';
+import { invalidSessionRefusal, isLockEntry, type KvEntry, readEntries, readKey } from './kv.js';
 import type { LocalTurns } from './local-turns.js';
 import { dequeue, dequeueOp, enqueue, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
 import { releaseAttempt } from './release.js';
@@ -22,11 +23,6 @@ export interface QueueContext extends GrantContext {
   readonly closing: AbortSignal;
 }
 
-interface QueueWait {
-  readonly signal: AbortSignal;
-  readonly deadline: number;
-}
-
 const MAX_RETRY_DELAY_MS = 1000;
 const FIRST_RETRY_DELAY_MS = 50;
 
@@ -34,7 +30,8 @@ const FIRST_RETRY_DELAY_MS = 50;
 const DEADLINE = Symbol('deadline');
 
 /**
- * A waiting acquire of a plain lock, ZooKeeper's way: the provider's waiters on the key take turns
+ * A waiting acquire of a plain lock. It first tries the key as core's plain attempt would (the backend
+ * opts in to queuedAcquireTriesFirst), then queues ZooKeeper's way: the provider's waiters on the key take turns
  * (local-turns.ts); the one whose turn it is writes an entry into the key's queue (queue-place.ts) and
  * blocking-queries only the entry before it, so a release wakes one waiter across all providers, not
  * every one. The head alone watches the lock key and tries to take it, with the very transaction of
@@ -50,17 +47,9 @@ export async function acquireQueued(
   context: QueueContext,
   settings: QueueSettings,
   request: GrantRequest,
-  wait: QueueWait,
+  wait: QueuedWait,
 ): Promise<BackendGrant | null> {
-  const turn = await context.turns.take(request.key, wait.signal, wait.deadline);
-  if (!turn) return null;
-  const waiter = new QueuedWaiter(context, settings, request, wait);
-  try {
-    return await waiter.run();
-  } finally {
-    waiter.leaveQueue();
-    turn.end();
-  }
+  return new QueuedWaiter(context, settings, request, wait).run();
 }
 
 /**
@@ -88,22 +77,49 @@ class QueuedWaiter {
     private readonly context: QueueContext,
     private readonly settings: QueueSettings,
     private readonly request: GrantRequest,
-    private readonly wait: QueueWait,
+    private readonly wait: QueuedWait,
   ) {
     this.consulKey = `${settings.prefix}/${request.key}`;
     this.dir = queueDir(settings.prefix, request.key);
   }
 
-  /** Steps until a grant, the deadline or a failure that retrying cannot mend; transient failures are retried with a backoff. */
+  /** The first attempt, then the queue: steps until a grant, the deadline or a failure that retrying cannot mend. */
   async run(): Promise<BackendGrant | null> {
-    const { deadline } = this.wait;
+    const { signal, deadline } = this.wait;
     // A wait without a limit (or one past setTimeout's range) has no cut: setTimeout would fire at once.
     const untilDeadline = Math.max(0, deadline - Date.now());
     const timer = untilDeadline <= MAX_TIMER_MS ? setTimeout(() => this.cut.abort(DEADLINE), untilDeadline) : undefined;
     try {
-      return await this.steps();
+      const first = await this.firstAttempt();
+      if (first) return first;
+      this.wait.onWaiting?.();
+      const turn = await this.context.turns.take(this.request.key, signal, deadline);
+      if (!turn) return null;
+      try {
+        return await this.steps();
+      } finally {
+        this.leaveQueue();
+        turn.end();
+      }
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Core's plain first attempt, made here: a free key is taken by the acquire transaction alone, and
+   * one found taken sends the waiter to the queue without the read that says who holds it (the queue's
+   * head reads the key anyway): a request less per contended acquire. A failure that retrying can mend
+   * is left to the queue's retries, as core's first attempt left it to its wait; at the deadline it is the answer.
+   */
+  private async firstAttempt(): Promise<BackendGrant | undefined> {
+    try {
+      return (await this.attempt(undefined, false)).grant;
+    } catch (error) {
+      if (this.wait.signal.aborted) throw this.wait.signal.reason;
+      if (this.cut.signal.aborted) throw new BackendError('consul', 'acquire: no answer to the first attempt by the deadline');
+      if (!isTransient(error) || Date.now() >= this.wait.deadline) throw error;
+      return undefined;
     }
   }
 
@@ -254,6 +270,8 @@ class QueuedWaiter {
     for (;;) {
       if (heldAt === 0n) {
         const { entry: lock } = await readKey(this.context.http, this.consulKey, false, this.callSignal());
+        // The first attempt did not read the key: a key used otherwise is a conflict here, not a wait.
+        if (lock && !isLockEntry(lock)) throw lockConflict(this.request.key, lock);
         if (lock?.Session) heldAt = BigInt(lock.ModifyIndex);
       }
       if (heldAt > 0n) {
@@ -279,13 +297,17 @@ class QueuedWaiter {
    * came is undone by its lockId, which then can never match a later grant of this waiter. A grant
    * whose lease ran out on its way (a stalled process or network) is released and tried again.
    */
-  private async attempt(entry: Entry): Promise<{ grant?: BackendGrant; index: bigint; lockDelayUntil?: number }> {
+  private async attempt(
+    entry: Entry | undefined,
+    readIfTaken = true,
+  ): Promise<{ grant?: BackendGrant; index: bigint; lockDelayUntil?: number }> {
     const request = { ...this.request, lockId: `${this.request.lockId}.${this.attempts++}` };
     const sentAt = Date.now();
     const signal = this.callSignal();
     let outcome: Awaited<ReturnType<typeof tryGrant>>;
     try {
-      outcome = await tryGrant(this.context, this.settings, request, { signal }, [dequeueOp(entry.key)]);
+      const alongside = entry ? [dequeueOp(entry.key)] : [];
+      outcome = await tryGrant(this.context, this.settings, request, { signal }, alongside, readIfTaken);
     } catch (error) {
       void releaseAttempt(this.context.http, this.consulKey, request.lockId, this.context.background()).catch(() => undefined);
       // The entry keeps its place: it is on the queue session, which the attempt's write never uses (a
@@ -295,7 +317,7 @@ class QueuedWaiter {
     }
     if (!outcome.granted) return { index: outcome.wake?.index ?? 0n, lockDelayUntil: outcome.wake?.lockDelayUntil };
     const grant = outcome.grant;
-    entry.deleted = true;
+    if (entry) entry.deleted = true;
     // tryGrant already releases a grant whose call was cut as it arrived: never hand that one out.
     if (signal.aborted) throw signal.reason;
     if (Date.now() >= safetyDeadline(sentAt, request.ttlMs)) {

@@ -103,4 +103,21 @@ describe.skipIf(!consul.url || !binary)('interoperability with `consul lock` (th
     await expect(locks.tryAcquire(key)).rejects.toMatchObject({ code: 'HOLDFAST_CONFLICT' });
     await expect(locks.inspect(key)).rejects.toMatchObject({ code: 'HOLDFAST_CONFLICT' });
   });
+
+  test('a waiting acquire of a key used otherwise is a conflict at once, not a wait (held by a session or not)', async () => {
+    const locks = provider();
+    const http = consul.url!.replace('consul://', 'http://');
+    const base = `${http}/v1`;
+    const session = (await (await fetch(`${base}/session/create`, { method: 'PUT', body: '{"TTL":"30s"}' })).json()) as { ID: string };
+    for (const held of [false, true]) {
+      const key = `plain-${randomBytes(4).toString('hex')}`;
+      const put = await fetch(`${base}/kv/${PREFIX}/${key}?flags=42${held ? `&acquire=${session.ID}` : ''}`, { method: 'PUT', body: 'x' });
+      expect(await put.json()).toBe(true);
+      const started = Date.now();
+      await expect(locks.acquire(key, { waitMs: 10_000 })).rejects.toMatchObject({ code: 'HOLDFAST_CONFLICT' });
+      expect(Date.now() - started, `held ${held}: answered without waiting`).toBeLessThan(3000);
+      await until(async () => (await queueKeys(http, PREFIX, key)).length === 0, 2000, 'nothing left in the queue');
+    }
+    await fetch(`${base}/session/destroy/${session.ID}`, { method: 'PUT' });
+  });
 });
