@@ -67,7 +67,7 @@ describe.skipIf(!consul.url)('the wait queue under faults', () => {
     const holder = provider(prefix);
     const stalled = provider(prefix, url);
     // Warm up: the stalled provider's lock and queue sessions exist, so its requests for "job" are
-    // the lock attempt (txn), the key's read and then the queue write (txn): the third chunk.
+    // the lock attempt (txn; a taken key is not read) and then the queue write (txn): the second chunk.
     const warm = await holder.acquire('warm', { ttlMs: 30_000 });
     const warmWait = stalled.acquire('warm', { waitMs: 10_000, ttlMs: 30_000 });
     await until(async () => (await queueKeys(http, prefix, 'warm')).length === 1, 5000, 'the warm-up waiter queued', { everyMs: 10 });
@@ -75,7 +75,7 @@ describe.skipIf(!consul.url)('the wait queue under faults', () => {
     await (await within(warmWait, 5000, 'the warm-up waiter served')).release();
 
     const held = await holder.acquire('job', { ttlMs: 30_000 });
-    const hold = proxy.holdClientChunk(3, 3000);
+    const hold = proxy.holdClientChunk(2, 3000);
     const gaveUp = new AbortController();
     const first = rejection(stalled.acquire('job', { waitMs: 60_000, ttlMs: 30_000, signal: gaveUp.signal }));
     const chunk = await within(hold.engaged, 5000, 'the queue write held back');
