@@ -93,9 +93,11 @@ export interface LockBackend<Wake = unknown> {
    */
   acquireQueued?(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null>;
   /**
-   * Optional, with acquireQueued: its first attempt grants a free key nobody waits for, so a waiting
-   * acquire goes straight to it, without core's own attempt first (one request less per contended
-   * grant). acquireQueued then calls `wait.onWaiting` once that attempt found the key taken.
+   * Optional, with acquireQueued: its first attempt grants a free key (nobody queued for it, on a
+   * backend whose queue decides that; Consul's first attempt, like a `consul lock` waiter, does not
+   * ask the queue), so a waiting acquire goes straight to it, without core's own attempt first (one
+   * request less per contended grant). acquireQueued then calls `wait.onWaiting` once that attempt
+   * found the key taken.
    */
   readonly queuedAcquireTriesFirst?: boolean;
   /**
