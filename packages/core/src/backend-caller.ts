@@ -67,6 +67,9 @@ class BoundedCall<T> implements CallContext, Expiring {
   dueAt = 0;
   private settled = false;
   private controller: AbortController | undefined;
+  /** onAbort() listeners: most calls have one at most, so no array until a second comes. */
+  private abortListener: ((reason: unknown) => void) | undefined;
+  private moreAbortListeners: ((reason: unknown) => void)[] | undefined;
   private abortedWith: { reason: unknown } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lane: DeadlineLane | undefined;
@@ -87,6 +90,13 @@ class BoundedCall<T> implements CallContext, Expiring {
       if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
     }
     return this.controller.signal;
+  }
+
+  onAbort(listener: (reason: unknown) => void): void {
+    if (this.abortedWith) listener(this.abortedWith.reason);
+    else if (this.settled) return;
+    else if (!this.abortListener) this.abortListener = listener;
+    else (this.moreAbortListeners ??= []).push(listener);
   }
 
   start(fn: (call: CallContext) => Promise<T>, lane: DeadlineLane | undefined): void {
@@ -110,11 +120,13 @@ class BoundedCall<T> implements CallContext, Expiring {
       (value) => {
         if (this.settled) return;
         this.finish();
+        this.dropAbortListeners();
         this.resolve(value);
       },
       (error: unknown) => {
         if (this.settled) return;
         this.finish();
+        this.dropAbortListeners();
         this.reject(toBackendError(this.caller.backend.name, this.operation, error));
       },
     );
@@ -149,8 +161,19 @@ class BoundedCall<T> implements CallContext, Expiring {
   }
 
   private abortCall(reason: unknown): void {
-    this.abortedWith ??= { reason };
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
     this.controller?.abort(reason);
+    const { abortListener, moreAbortListeners } = this;
+    this.dropAbortListeners();
+    abortListener?.(reason);
+    if (moreAbortListeners) for (const listener of moreAbortListeners) listener(reason);
+  }
+
+  /** A call that settled never calls its onAbort() listeners. */
+  private dropAbortListeners(): void {
+    this.abortListener = undefined;
+    this.moreAbortListeners = undefined;
   }
 
   private stopClock(): void {

@@ -31,6 +31,12 @@ export interface SlotRequest extends GrantRequest {
  */
 export interface CallContext {
   readonly signal: AbortSignal;
+  /**
+   * Optional, for an adapter that only needs to stop waiting: `listener` runs once, with the reason,
+   * when `signal` would abort (at once if it already has), never after the call settled. Reading
+   * `signal` builds an AbortController, which costs a Redis round trip's worth of client CPU.
+   */
+  onAbort?(listener: (reason: unknown) => void): void;
 }
 
 /** The answer to an extension: still held (with the new expiry, null = none), or no longer held. */

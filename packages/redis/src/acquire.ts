@@ -6,7 +6,7 @@ import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
 import { TokenSync } from './token-sync.js';
-import { UNBOUNDED, untilAborted } from './until-aborted.js';
+import { type Bound, signalOf, UNBOUNDED, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
 
 /**
@@ -36,7 +36,7 @@ export async function acquire(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  signal: AbortSignal,
+  bound: Bound,
   settings: SplitVoteSettings,
 ): Promise<RedisGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
@@ -47,7 +47,7 @@ export async function acquire(
     // Quorum: the holder record's time; single node: "move the counter when busy" is off.
     const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? started : '0'];
     const late = new LateAnswers();
-    const votes = await nodes.ask(signal, 'acquire', (client) => script.run(client, lockKeys, args) as Promise<AcquireReply>, {
+    const votes = await nodes.ask(bound, 'acquire', (client) => script.run(client, lockKeys, args) as Promise<AcquireReply>, {
       // Like Redlock, the first majority decides; the others' answers still count when they come (late).
       decision: {
         decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
@@ -57,7 +57,7 @@ export async function acquire(
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
     if (votes.count((reply) => reply[0] === -1) > 0) {
-      if (mayHold) await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
+      if (mayHold) await releaseLock(nodes, keys, request.lockId, bound).catch(() => undefined);
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
@@ -65,7 +65,7 @@ export async function acquire(
       const tokens = nodes.isQuorum ? new TokenSync(token, keys, request.lockId) : undefined;
       if (tokens) {
         for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
-        await tokensTaken(tokens, nodes, keys, request.lockId, signal);
+        await tokensTaken(tokens, nodes, keys, request.lockId, bound);
       }
       // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).
       if (!tokens || nodes.validity(request.ttlMs, started) > 0) {
@@ -89,10 +89,10 @@ export async function acquire(
       throw votes.failure('acquire');
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
-    if (mayHold) await releaseLock(nodes, keys, request.lockId, signal).catch(() => undefined);
+    if (mayHold) await releaseLock(nodes, keys, request.lockId, bound).catch(() => undefined);
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
-    await sleep(Math.random() * settings.retryJitterMs, signal);
+    await sleep(Math.random() * settings.retryJitterMs, signalOf(bound));
   }
 }
 
@@ -103,9 +103,10 @@ export async function acquire(
  * fails with a BackendError, as when too many nodes fail; core retries a failed attempt while the
  * caller's wait lasts. An abort also releases it (in the background) and fails the call.
  */
-async function tokensTaken(tokens: TokenSync, nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<void> {
+async function tokensTaken(tokens: TokenSync, nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound): Promise<void> {
   const acknowledged = tokens.acknowledged();
   if (!acknowledged) return;
+  const signal = signalOf(bound);
   try {
     await untilAborted(acknowledged, signal, 'acquire');
   } catch (error) {

@@ -55,10 +55,10 @@ export class RedisBackend implements LockBackend<WakeHint> {
     this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced, this.queued);
   }
 
-  async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+  async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
     try {
-      const outcome = await acquire(this.nodes, this.names.of(request.key), request, signal, this.settings);
+      const outcome = await acquire(this.nodes, this.names.of(request.key), request, call, this.settings);
       return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
     } finally {
       this.wakeUps.attemptEnded(request.key);

@@ -4,24 +4,19 @@ import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { EXTEND, RELEASE, REPAIR } from './scripts.js';
 import type { Session, Voter } from './session.js';
-import { UNBOUNDED } from './until-aborted.js';
+import { type Bound, UNBOUNDED } from './until-aborted.js';
 
 /**
  * Frees the lock if `lockId` holds it, on every node at once; a majority's answers are enough to
  * report the outcome, and a server we never reached cannot hold it. True if any node freed it.
  */
-export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<boolean> {
+export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound): Promise<boolean> {
   // Only one server queues waiters (queue-scripts.ts).
   const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
-  const votes = await nodes.ask(
-    signal,
-    'release',
-    (client) => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>,
-    {
-      ifNeverConnected: 0,
-      decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
-    },
-  );
+  const votes = await nodes.ask(bound, 'release', (client) => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>, {
+    ifNeverConnected: 0,
+    decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
+  });
   if (votes.count((answer) => answer === 1) > 0) return true;
   if (votes.tooManyFailed) throw votes.failure('release');
   return false;
@@ -75,11 +70,11 @@ export class RedisGrant implements BackendGrant, Voter {
     return new Date(this.leaseEnd);
   }
 
-  async extend(ttlMs: number, { signal }: CallContext): Promise<Extension> {
+  async extend(ttlMs: number, call: CallContext): Promise<Extension> {
     const { nodes } = this;
     const started = Date.now();
     const votes = await nodes.ask(
-      signal,
+      call,
       'extend',
       (client) => EXTEND.run(client, [this.keys.lock, this.keys.holder], [this.lockId, ttlMs]) as Promise<number>,
       {
@@ -112,9 +107,9 @@ export class RedisGrant implements BackendGrant, Voter {
     throw votes.failure('extend');
   }
 
-  release({ signal }: CallContext): Promise<boolean> {
+  release(call: CallContext): Promise<boolean> {
     this.forget();
-    return releaseLock(this.nodes, this.keys, this.lockId, signal);
+    return releaseLock(this.nodes, this.keys, this.lockId, call);
   }
 
   async isHeld({ signal }: CallContext): Promise<boolean> {

@@ -30,10 +30,10 @@ export class SingleNodeBackend extends RedisBackend {
   readonly queuedAcquireTriesFirst = true;
 
   /** One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). */
-  override async tryGrant(request: GrantRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+  override async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
     try {
-      const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, signal);
+      const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call);
       return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
     } finally {
       this.wakeUps.attemptEnded(request.key);

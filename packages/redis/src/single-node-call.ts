@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { NodeSet } from './node-set.js';
+import type { Bound } from './until-aborted.js';
 import type { Answer } from './votes.js';
 
 /**
@@ -8,11 +9,11 @@ import type { Answer } from './votes.js';
  */
 export async function onTheNode<T>(
   nodes: NodeSet,
-  signal: AbortSignal,
+  bound: Bound,
   operation: string,
   command: (client: Redis) => Promise<T>,
 ): Promise<Answer<T>> {
-  const votes = await nodes.ask(signal, operation, command);
+  const votes = await nodes.ask(bound, operation, command);
   if (votes.tooManyFailed) throw votes.failure(operation);
   return { value: votes.answers[0]!, session: votes.votesFor(() => true)[0] };
 }

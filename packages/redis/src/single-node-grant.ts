@@ -5,7 +5,7 @@ import type { NodeSet } from './node-set.js';
 import { ACQUIRE_IN_TURN } from './queue-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { onTheNode } from './single-node-call.js';
-import { UNBOUNDED } from './until-aborted.js';
+import { type Bound, UNBOUNDED } from './until-aborted.js';
 import type { Answer } from './votes.js';
 
 /** ACQUIRE_IN_TURN's answer: [1, token, acquiredAtMs] when granted; [0, pttl, atHead] when busy; [-1] on a semaphore's key. */
@@ -37,7 +37,7 @@ export async function grantInTurn(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  signal: AbortSignal,
+  bound: Bound,
   place?: QueuePlace,
 ): Promise<RedisGrant | NotYourTurn> {
   const sentAt = Date.now();
@@ -47,7 +47,7 @@ export async function grantInTurn(
   try {
     answer = await onTheNode(
       nodes,
-      signal,
+      bound,
       'acquire',
       (client) =>
         ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
