@@ -32,6 +32,17 @@ test('renews a third into the lease, and a third into each renewed lease', async
   await provider.close();
 });
 
+test('a lock released as soon as it was granted never sets a renewal timer (armed on the next tick)', async () => {
+  const { backend, provider } = setup();
+  const setTimeoutCalls = vi.spyOn(globalThis, 'setTimeout');
+  const lock = await provider.acquire('k', { ttlMs: TTL_MS });
+  await lock.release();
+  await advanceTo(1000);
+  expect(setTimeoutCalls).not.toHaveBeenCalled();
+  expect(backend.timesOf('extend')).toEqual([]);
+  await provider.close();
+});
+
 test('a failing renewal is retried every tenth of the lease; the lock is lost exactly at the safety deadline', async () => {
   const { backend, provider } = setup();
   const lock = await provider.acquire('k', { ttlMs: TTL_MS });
@@ -79,6 +90,8 @@ test('a renewal the backend refuses ends the lock at once and never frees the ne
 test('autoRenew: false schedules only the lease end, where the lock is lost without any release call', async () => {
   const { backend, provider } = setup();
   const lock = await provider.acquire('k', { ttlMs: TTL_MS, autoRenew: false });
+  expect(vi.getTimerCount(), 'armed on the next tick: a lock released at once never sets it').toBe(0);
+  await new Promise((resolve) => process.nextTick(resolve));
   expect(vi.getTimerCount(), 'one timer: the lease end').toBe(1);
   await advanceTo(269);
   expect(lock.signal.aborted).toBe(false);
