@@ -1,8 +1,7 @@
-import type { LockDocument } from './documents.js';
+import { LOCKED, type LockDocument, UNLOCKED } from './documents.js';
 import type { LockCatalog } from './lock-catalog.js';
+import { MAX_LOSSES, WatchPace } from './watch-pace.js';
 
-/** How often a key is read while a hand-off is likely: during its first second of waiting and after each change. */
-export const FAST_WATCH_MS = 10;
 const FAST_PHASE_MS = 1_000;
 /** Later reads space out by this factor, up to a fifth of the poll interval. */
 const BACKOFF = 1.5;
@@ -15,20 +14,34 @@ interface Watched {
   dueAt: number;
   /** Waiters leave between their attempts: the pace is kept for a while after the last one left. */
   waitedAt: number;
+  /** Races for the key that this provider's waiters lost to another holder lately (0 to MAX_LOSSES). */
+  losses: number;
+  /** The key was seen free and waking its waiters is held back until dueAt, when it is read again. */
+  holdingWake: boolean;
+  /** The free state the waiters were last woken for, until one of them reports back. */
+  wokeFor: LockDocument | null;
 }
+
+/** The poll interval of a contended key's waiters grows at most this many times (the watch wakes them on every change). */
+const MAX_PATIENCE = 8;
 
 /**
  * Without change streams: while anyone waits, the documents of the keys waited on are read (one
  * cheap read by `_id` per key, never a grant attempt) and the waiters of a key whose document
- * changed are woken. Every 10 ms during a key's first second of waiting and after each change,
- * then less often, up to a fifth of the poll interval: a long wait costs about what the poll did.
- * Nothing is read while nobody waits.
+ * changed are woken. Every 10 ms (or 2 read latencies, when the server is slower) during a key's
+ * first second of waiting and after each change, then less often, up to a fifth of the poll
+ * interval: a long wait costs about what the poll did. Nothing is read while nobody waits. A key whose
+ * waiters keep losing races to other providers is read again after a random back-off before they are
+ * woken by a release, so that one release does not send every provider's attempt at once.
  */
 export class KeyWatch {
   private readonly keys = new Map<string, Watched>();
+  private readonly pace = new WatchPace();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
   private stopped = false;
+  /** The last watch read was answered: waiters of a contended key may then retry less often on their own. */
+  private answering = false;
   private readonly slowestMs: number;
 
   constructor(
@@ -40,20 +53,53 @@ export class KeyWatch {
     pollIntervalMs: number,
     private readonly commandTimeoutMs: number,
   ) {
-    this.slowestMs = Math.max(FAST_WATCH_MS, pollIntervalMs / 5);
+    this.slowestMs = pollIntervalMs / 5;
   }
 
   /** A waiter of `key` saw `holder`: a different view from the other waiters' means a change they missed. */
   watch(key: string, holder: LockDocument | null): void {
     if (this.stopped) return;
     const now = performance.now();
+    const fastMs = this.pace.fastMs;
     const known = this.keys.get(key);
-    if (!known) this.keys.set(key, { seen: holder, changedAt: now, intervalMs: FAST_WATCH_MS, dueAt: now + FAST_WATCH_MS, waitedAt: now });
-    else if (!same(known.seen, holder)) {
-      this.wake(key);
-      Object.assign(known, { seen: holder, changedAt: now, intervalMs: FAST_WATCH_MS, dueAt: now + FAST_WATCH_MS });
+    if (!known) {
+      this.keys.set(key, {
+        seen: holder,
+        changedAt: now,
+        intervalMs: fastMs,
+        dueAt: now + fastMs,
+        waitedAt: now,
+        losses: 0,
+        holdingWake: false,
+        wokeFor: null,
+      });
+    } else {
+      const lost = takenNext(known.wokeFor, holder);
+      known.wokeFor = null;
+      if (lost) known.losses = Math.min(known.losses + 1, MAX_LOSSES);
+      if (!same(known.seen, holder)) {
+        // Taken by another provider right after the release these waiters were woken for: the others would only lose too.
+        if (!lost) this.wake(key);
+        Object.assign(known, { seen: holder, changedAt: now, intervalMs: fastMs, dueAt: now + fastMs, holdingWake: false });
+      }
     }
     this.schedule();
+  }
+
+  /** A waiter of this provider was granted the key: the release it was woken for was not lost to another provider. */
+  granted(key: string): void {
+    const watched = this.keys.get(key);
+    if (watched) watched.wokeFor = null;
+  }
+
+  /**
+   * How many poll intervals a waiter of `key` may wait before it retries on its own: 1, or while the
+   * watch reads the key and its waiters keep losing it to other providers, up to MAX_PATIENCE (the
+   * watch wakes them on every change; their own retries were most of what 64 providers sent).
+   */
+  patience(key: string): number {
+    const losses = this.keys.get(key)?.losses ?? 0;
+    return this.answering ? Math.min(2 ** losses, MAX_PATIENCE) : 1;
   }
 
   async stop(): Promise<void> {
@@ -96,29 +142,69 @@ export class KeyWatch {
   }
 
   private async read(due: string[]): Promise<void> {
+    const seen = new Map(due.map((key) => [key, this.keys.get(key)?.seen ?? null]));
     let current: Map<string, LockDocument> | undefined;
+    const startedAt = performance.now();
     try {
-      current = await this.catalog.watchedDocuments(due, { signal: AbortSignal.timeout(this.commandTimeoutMs) });
+      current = await this.catalog.watchedDocuments(due, { signal: AbortSignal.timeout(this.commandTimeoutMs) }, seen);
+      this.pace.took(performance.now() - startedAt);
+      this.answering = true;
     } catch {
-      // The server did not answer: waiters still retry at the poll interval.
+      // The server did not answer: waiters retry at the poll interval.
+      this.answering = false;
     }
     const now = performance.now();
     for (const key of due) {
       const watched = this.keys.get(key);
       if (!watched) continue;
-      const seen = current?.get(key) ?? null;
-      if (current && !same(watched.seen, seen)) {
-        Object.assign(watched, { seen, changedAt: now, intervalMs: FAST_WATCH_MS });
-        this.wake(key);
-      } else if (now - watched.changedAt > FAST_PHASE_MS) {
-        watched.intervalMs = Math.min(watched.intervalMs * BACKOFF, this.slowestMs);
-      }
-      watched.dueAt = now + watched.intervalMs;
+      this.settle(key, watched, current && (current.get(key) ?? null), now);
     }
+  }
+
+  /** What one read of a watched key means for its waiters; `latest` is undefined when the read failed. */
+  private settle(key: string, watched: Watched, latest: LockDocument | null | undefined, now: number): void {
+    const fastMs = this.pace.fastMs;
+    if (latest !== undefined && !same(watched.seen, latest)) {
+      Object.assign(watched, { seen: latest, changedAt: now, intervalMs: fastMs, dueAt: now + fastMs });
+      if (watched.holdingWake && latest?.state === LOCKED) {
+        // Taken by another provider during the back-off: nothing for these waiters to try.
+        if (takenNext(watched.wokeFor, latest)) watched.losses = Math.min(watched.losses + 1, MAX_LOSSES);
+        watched.holdingWake = false;
+      } else if (latest?.state === UNLOCKED && watched.losses > 0) {
+        Object.assign(watched, { holdingWake: true, wokeFor: latest, dueAt: now + this.pace.spreadMs(watched.losses) });
+      } else {
+        watched.holdingWake = false;
+        this.wakeFor(key, watched, latest);
+      }
+      return;
+    }
+    if (watched.holdingWake) {
+      // Still free after the back-off (or the read failed): this provider's turn to try.
+      watched.holdingWake = false;
+      watched.losses = Math.max(0, watched.losses - 1);
+      this.wakeFor(key, watched, watched.seen);
+    } else if (now - watched.changedAt > FAST_PHASE_MS) {
+      watched.intervalMs = Math.max(fastMs, Math.min(watched.intervalMs * BACKOFF, this.slowestMs));
+    }
+    watched.dueAt = now + watched.intervalMs;
+  }
+
+  private wakeFor(key: string, watched: Watched, latest: LockDocument | null): void {
+    watched.wokeFor = latest?.state === UNLOCKED ? latest : null;
+    this.wake(key);
   }
 }
 
 function same(a: LockDocument | null, b: LockDocument | null): boolean {
   if (a === null || b === null) return a === b;
   return a.state === b.state && a.ts.equals(b.ts) && a.version === b.version;
+}
+
+/**
+ * A version after the free one the waiters were woken for is held by another holder: another
+ * provider's attempt won that release (a grant to a waiter of this provider clears `wokeFor`; on
+ * mongod, whose documents carry no version, this is never counted).
+ */
+function takenNext(wokeFor: LockDocument | null, holder: LockDocument | null): boolean {
+  return wokeFor?.version !== undefined && holder?.state === LOCKED && (holder.version ?? 0) > wokeFor.version;
 }

@@ -53,9 +53,14 @@ export interface LockCatalog {
   stillHeld(held: readonly HeldAcquisition[], bound: Bound): Promise<{ _id: string; ts: ObjectId }[]>;
   /**
    * The documents of these keys as they stand, for waiters watching for a change: cheap reads by
-   * `_id` (mongod: one query; FerretDB: the version record after the one last seen, so a release shows once inserted).
+   * `_id` (mongod: one query; FerretDB: the version record after the one last seen, so a release shows
+   * once inserted; `seen`, the watch's last view of each key, is where that read may start).
    */
-  watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>>;
+  watchedDocuments(
+    keys: readonly string[],
+    bound: Bound,
+    seen?: ReadonlyMap<string, LockDocument | null>,
+  ): Promise<Map<string, LockDocument>>;
   /** Background upkeep the pinger runs every second (FerretDB: deleting superseded version records). */
   housekeeping?(bound: Bound): Promise<void>;
 }

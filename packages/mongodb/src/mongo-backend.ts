@@ -135,6 +135,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
         return busy();
       }
       parts.expiry.forget(request.key);
+      parts.wakeUps.granted(request.key);
       const host = { catalog: parts.catalog, live: this.live, unlockSoon: (key: string, ts: ObjectId) => this.unlockSoon(key, ts) };
       const grant = new MongoGrant(host, request, acquisition.ts, outcome.granted, sentAt);
       this.live.add(grant);

@@ -29,7 +29,7 @@ export interface ChainTiming {
 export const CHAIN_TIMING: ChainTiming = { actWindowMs: 5_000, pruneDelayMs: 10_000 };
 
 /** Versions a walk from a known head reads past it before it asks the mirror instead. */
-const KNOWN_WALK = 2;
+const KNOWN_WALK = 4;
 
 /**
  * Each key's lock states on FerretDB as immutable version records `<version>:<key>` in
@@ -109,17 +109,20 @@ export class VersionChain {
   }
 
   /**
-   * For waiters watching the key, one read: the version after the latest known one if it exists,
-   * else the known one; the mirror when none is known. A hint that something changed, never acted
-   * on and never remembered: a record read here is unchecked (a late insert may have re-used a
-   * pruned version's id), so it must not become a walk's start, which rule 3 needs to have been the
-   * latest once. The waiter's next attempt walks from the last checked head.
+   * For waiters watching the key, one read: the version after the later of the latest checked one
+   * and `seen` (what the watch last saw of the key) if it exists, else that one; the mirror when
+   * neither is known. A hint that something changed, never acted on and never remembered: a record
+   * read here is unchecked (a late insert may have re-used a pruned version's id), so it must not
+   * become a walk's start, which rule 3 needs to have been the latest once. `seen` is the watch's
+   * own earlier hint, kept by the watch and only used to read the next version: the waiter's next
+   * attempt still walks from the last checked head.
    */
-  async watch(key: string, bound: Bound): Promise<LockDocument | null> {
+  async watch(key: string, bound: Bound, seen?: LockDocument | null): Promise<LockDocument | null> {
     const known = this.known.get(key)?.lock;
-    if (!known) return this.mirrors.findOne({ _id: key }, { signal: bound.signal });
-    const next = await this.read(key, known.version! + 1, bound);
-    return next ? toLock(next) : known;
+    const base = seen?.version && (!known || seen.version > known.version!) ? seen : known;
+    if (!base?.version) return this.mirrors.findOne({ _id: key }, { signal: bound.signal });
+    const next = await this.read(key, base.version + 1, bound);
+    return next ? toLock(next) : base;
   }
 
   /** Rule 3 from a known version: a few versions past it, the next one missing, then it still there; null when that fails. */

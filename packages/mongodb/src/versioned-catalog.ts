@@ -184,9 +184,14 @@ export class VersionedCatalog implements LockCatalog {
    * One read by `_id` per key (any other filter is evaluated in Go on FerretDB, ~18 times slower per
    * document): the version after the latest this provider knows, so that a waiter sees a release
    * once its record is inserted, before its mirror is written; the mirror of a key it knows nothing of.
+   * `seen` moves the read on past what the watch already saw (a hint only: see VersionChain.watch).
    */
-  async watchedDocuments(keys: readonly string[], bound: Bound): Promise<Map<string, LockDocument>> {
-    const found = await Promise.all(keys.map((key) => this.chain.watch(key, bound)));
+  async watchedDocuments(
+    keys: readonly string[],
+    bound: Bound,
+    seen?: ReadonlyMap<string, LockDocument | null>,
+  ): Promise<Map<string, LockDocument>> {
+    const found = await Promise.all(keys.map((key) => this.chain.watch(key, bound, seen?.get(key))));
     return new Map(found.filter((lock): lock is LockDocument => lock !== null).map((lock) => [lock._id, lock]));
   }
 

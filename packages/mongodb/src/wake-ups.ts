@@ -45,7 +45,13 @@ export class WakeUps {
     const judgeableIn = (busy.wake?.judgeableAt ?? Infinity) - Date.now();
     // Before this waiter joins: a view that differs from the other waiters' wakes them, not it.
     if (this.supported !== true && busy.wake && !signal.aborted) this.watch.watch(key, busy.wake.holder);
-    await this.waiters.wait(key, { signal, timeoutMs: Math.max(0, Math.min(timeoutMs, this.pollIntervalMs, judgeableIn)) });
+    const pollMs = this.pollIntervalMs * (this.supported === true ? 1 : this.watch.patience(key));
+    await this.waiters.wait(key, { signal, timeoutMs: Math.max(0, Math.min(timeoutMs, pollMs, judgeableIn)) });
+  }
+
+  /** A waiter of this provider got the key (see KeyWatch.granted). */
+  granted(key: string): void {
+    this.watch.granted(key);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,41 @@
+/** How often a key is read while a hand-off is likely, at the least: during its first second of waiting and after each change. */
+export const FAST_WATCH_MS = 10;
+/** A watch waits at least this many times its last reads' latency between reads: a busy server is not read faster than it answers. */
+const LATENCY_FACTOR = 2;
+/** Weight of the latest read in the latency average. */
+const LATENCY_WEIGHT = 0.3;
+/** Lost races that double the spread of a contended wake-up, at most (2^6: 64 providers spread over 64 slots). */
+export const MAX_LOSSES = 6;
+/** A slot of the spread, in read latencies: about what a woken waiter's attempt takes to land its insert. */
+const SLOT_LATENCIES = 2;
+
+/**
+ * The pace of one provider's key watch, from what the server's answers cost. Many providers waiting
+ * on one server each read their keys; reading every 10 ms whatever the latency would let their reads
+ * alone fill the server (measured: 64 providers on FerretDB, a few grants per 10 s). Every wait is
+ * still bounded by the waiter's poll interval, so a slow watch only costs latency.
+ */
+export class WatchPace {
+  private latencyMs = 0;
+
+  /** Records how long a batch of watch reads took. */
+  took(ms: number): void {
+    this.latencyMs = this.latencyMs === 0 ? ms : this.latencyMs + LATENCY_WEIGHT * (ms - this.latencyMs);
+  }
+
+  /** The shortest interval between reads of a key. */
+  get fastMs(): number {
+    return Math.max(FAST_WATCH_MS, LATENCY_FACTOR * this.latencyMs);
+  }
+
+  /**
+   * How long to hold back waking the waiters of a key just seen free, after `losses` races lost to
+   * other providers: a random point of 2^losses slots (exponential back-off, as on a shared
+   * Ethernet), so that of many providers woken by one release the first few try and the rest, reading
+   * again first, see the key taken and keep waiting instead of each sending a losing attempt.
+   */
+  spreadMs(losses: number): number {
+    const slotMs = Math.max(1, SLOT_LATENCIES * this.latencyMs);
+    return Math.random() * 2 ** Math.min(losses, MAX_LOSSES) * slotMs;
+  }
+}
