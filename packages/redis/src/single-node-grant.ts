@@ -44,16 +44,20 @@ export async function grantInTurn(
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
   const args = [request.lockId, request.ttlMs, request.owner, ...reason, place?.waiterId ?? '', place?.entryTtlMs ?? 0, QUEUE_ENTRY_TTL_MS];
   let answer: Answer<InTurnReply>;
+  let sent: Promise<unknown> | undefined;
   try {
-    answer = await onTheNode(
-      nodes,
-      bound,
-      'acquire',
-      (client) =>
-        ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
-    );
+    answer = await onTheNode(nodes, bound, 'acquire', (client) => {
+      const reply = ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args);
+      sent = reply;
+      return reply as Promise<InTurnReply>;
+    });
   } catch (error) {
-    void releaseLock(nodes, keys, request.lockId, UNBOUNDED).catch(() => undefined);
+    // The undo waits for the script itself (bounded by the command timeout): a server that did not
+    // know it answers NOSCRIPT, and its EVAL goes out one round trip later, after an undo sent now.
+    void Promise.resolve(sent)
+      .catch(() => undefined)
+      .then(() => releaseLock(nodes, keys, request.lockId, UNBOUNDED))
+      .catch(() => undefined);
     throw error;
   }
   const { value: reply, session } = answer;

@@ -1,0 +1,65 @@
+import type { LockProvider } from '@holdfast/core';
+import { until, within } from '@holdfast/test-harness/helpers';
+import { startRedis } from '@holdfast/test-harness/servers';
+import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
+import { RELEASE } from '../src/scripts.js';
+
+// A script the server does not know yet (a restart, SCRIPT FLUSH) is sent as EVALSHA, then, on
+// NOSCRIPT, as EVAL one round trip later. An attempt abandoned meanwhile (abort, deadline) is undone
+// by an owner-checked release: sent at once, it ran before the late EVAL, which then granted the key
+// to nobody for its whole lease.
+
+const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
+const admin = server ? new Redis(server.url) : undefined;
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.stop();
+}, 60_000);
+
+const providers: LockProvider[] = [];
+afterEach(async () => {
+  await admin?.call('CLIENT', 'UNPAUSE');
+  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
+});
+
+/** CLIENT PAUSE WRITE holds every EVALSHA; CLIENT LIST shows a connection whose EVALSHA is held. */
+async function evalshaHeld(): Promise<boolean> {
+  const clients = String(await admin!.call('CLIENT', 'LIST')).split('\n');
+  return clients.some((line) => / flags=\S*b\S* /.test(line) && / cmd=evalsha /.test(line));
+}
+
+async function evalCalls(): Promise<number> {
+  const line = (await admin!.info('commandstats')).split('\n').find((entry) => entry.startsWith('cmdstat_eval:'));
+  return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
+}
+
+describe.skipIf(!server)('an attempt abandoned while the server loads its script', { timeout: 30_000 }, () => {
+  for (const mode of ['tryAcquire', 'acquire'] as const) {
+    test(`${mode}: the undo runs after the late EVAL, so the key is not left held by nobody`, async () => {
+      const provider = createRedisProvider({ url: server!.url, pollIntervalMs: 60_000 });
+      providers.push(provider);
+      const key = `late-script-load/${mode}`;
+      await provider.inspect(key);
+      // The release script is known to the server, the grant script is not (loaded later by EVAL).
+      await admin!.script('FLUSH');
+      await RELEASE.load(admin!);
+      await admin!.config('RESETSTAT');
+      await admin!.call('CLIENT', 'PAUSE', '10000', 'WRITE');
+      const abort = new AbortController();
+      const options = { ttlMs: 20_000, signal: abort.signal };
+      const attempt = (
+        mode === 'tryAcquire' ? provider.tryAcquire(key, options) : provider.acquire(key, { ...options, waitMs: 10_000 })
+      ).catch((error: unknown) => error);
+      await until(evalshaHeld, 5000, 'the grant script is held by the pause');
+      abort.abort(new Error('the caller gave up'));
+      expect(await within(attempt, 2000, 'the attempt rejects'), 'with the abort').toMatchObject({ code: 'HOLDFAST_ABORTED' });
+      await admin!.call('CLIENT', 'UNPAUSE');
+      await until(async () => (await evalCalls()) > 0, 3000, 'the grant script, unknown to the server, is sent again as EVAL');
+      expect(await admin!.hexists(`holdfast:${key}//holdfast`, 'fence'), 'the late EVAL granted the key (its token was drawn)').toBe(1);
+      await until(async () => (await admin!.exists(`holdfast:${key}`)) === 0, 3000, 'the late grant is undone');
+    });
+  }
+});
