@@ -119,16 +119,22 @@ export async function acquireInQueue(
       await waiter.wait(Math.min(untilNext, deadline - Date.now()), signal);
     }
   } finally {
-    waiters.remove(waiter);
-    // Granted: the grant removed the entry. Otherwise free the place at once (it would lapse anyway).
+    // Granted: the grant removed the entry. Otherwise free the place at once (it would lapse anyway),
+    // sent before the waiter is removed, so that close() quits behind it.
     if (!grant) void leave(nodes, keys, waiter.waiterId);
+    waiters.remove(waiter);
   }
 }
 
 async function leave(nodes: NodeSet, keys: LockKeys, waiterId: string): Promise<void> {
   await nodes
-    .ask(UNBOUNDED, 'leave the queue', (client) =>
-      LEAVE_QUEUE.run(client, [keys.queue, keys.queueExpiries, keys.lock], [waiterId, keys.channel]),
+    .ask(
+      UNBOUNDED,
+      'leave the queue',
+      // EVAL, not EVALSHA: a server that does not know the script must not get it one round trip later, after QUIT.
+      (client) => LEAVE_QUEUE.evaluate(client, [keys.queue, keys.queueExpiries, keys.lock], [waiterId, keys.channel]),
+      // A server never reached has no entry of ours: close() need not wait for its first connection.
+      { ifNeverConnected: 0 },
     )
     .catch(() => undefined);
 }

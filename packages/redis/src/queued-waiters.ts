@@ -50,6 +50,7 @@ export class QueuedWaiters {
   readonly wakeChannel = WAKE_CHANNEL_PREFIX + this.wakeId;
   private readonly byId = new Map<string, QueuedWaiter>();
   private readonly byKey = new Map<string, Set<QueuedWaiter>>();
+  private idle: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   /** A waiter for one queued acquire: its id names this provider (TELL_NEXT in scripts.ts). */
   waiterFor(key: string, lockId: string): QueuedWaiter {
@@ -68,6 +69,24 @@ export class QueuedWaiters {
     const waiters = this.byKey.get(waiter.key);
     waiters?.delete(waiter);
     if (waiters?.size === 0) this.byKey.delete(waiter.key);
+    if (this.idle && this.byId.size === 0) {
+      this.idle.resolve();
+      this.idle = undefined;
+    }
+  }
+
+  /**
+   * Resolves once every waiter's wait is over, each having sent the removal of its entry (a waiter
+   * removes itself after sending it): close() then quits behind those removals on the same connection.
+   */
+  drained(): Promise<void> {
+    if (this.byId.size === 0) return Promise.resolve();
+    if (!this.idle) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.idle = { promise, resolve };
+    }
+    return this.idle.promise;
   }
 
   /** A release named the next waiter: wake it if it is ours (another provider's otherwise). */

@@ -20,6 +20,7 @@ import { QueuedWaiters } from './queued-waiters.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ReleaseSubscription } from './release-subscription.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
+import { untilAborted } from './until-aborted.js';
 import { type WakeHint, WakeUps } from './wake-ups.js';
 
 export interface RedisBackendSettings extends SplitVoteSettings {
@@ -104,6 +105,8 @@ export class RedisBackend implements LockBackend<WakeHint> {
   async close({ signal }: CallContext): Promise<void> {
     this.wakeUps.close();
     this.forced.close();
+    // Core aborted the queued waiters before closing: their entries' removals go out before QUIT.
+    await untilAborted(this.queued.drained(), signal, 'close').catch(() => undefined);
     await this.nodes.close(signal);
   }
 }

@@ -226,6 +226,25 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     );
   });
 
+  test('a provider closed while its waiter is next removes the entry before it quits: the next is granted at the release', async () => {
+    const key = newKey();
+    const [holder, closing, next] = [open(), open(), open()];
+    const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
+    const closedWait = closing.acquire(key, { waitMs: 20_000 }).catch((error: unknown) => error);
+    await until(async () => (await queued(key)) === 1, 5000, 'the waiter of the closing provider is queued');
+    const nextWait = next.acquire(key, { waitMs: 20_000 });
+    await until(async () => (await queued(key)) === 2, 5000, 'the next waiter is queued');
+    await closing.close();
+    expect(await within(closedWait, 1000, 'the closed wait rejects'), 'it rejects').toMatchObject({ code: 'HOLDFAST_PROVIDER_CLOSED' });
+    expect(await queued(key), 'the closed provider left the queue before it quit').toBe(1);
+    const releasedAt = performance.now();
+    await held!.release();
+    await (await within(nextWait, 5000, 'the next waiter is granted')).release();
+    expect(performance.now() - releasedAt, 'granted by the release, not after the closed waiter`s entry lapsed').toBeLessThan(
+      QUEUE_ENTRY_TTL_MS / 2,
+    );
+  });
+
   for (const fault of ['SIGSTOP', 'SIGKILL'] as const) {
     test(`a waiter at the head whose process gets ${fault} delays the next by at most its entry's life`, async () => {
       const key = newKey();
