@@ -14,10 +14,8 @@ interface Watched {
   dueAt: number;
   /** Waiters leave between their attempts: the pace is kept for a while after the last one left. */
   waitedAt: number;
-  /** Races for the key that this provider's waiters lost to another holder lately (0 to MAX_LOSSES). */
+  /** Races for the key that this provider's waiters lost to another holder lately, less those won (0 to MAX_LOSSES). */
   losses: number;
-  /** The key was seen free and waking its waiters is held back until dueAt, when it is read again. */
-  holdingWake: boolean;
   /** The free state the waiters were last woken for, until one of them reports back. */
   wokeFor: LockDocument | null;
 }
@@ -30,9 +28,11 @@ const MAX_PATIENCE = 8;
  * cheap read by `_id` per key, never a grant attempt) and the waiters of a key whose document
  * changed are woken. Every 10 ms (or 2 read latencies, when the server is slower) during a key's
  * first second of waiting and after each change, then less often, up to a fifth of the poll
- * interval: a long wait costs about what the poll did. Nothing is read while nobody waits. A key whose
- * waiters keep losing races to other providers is read again after a random back-off before they are
- * woken by a release, so that one release does not send every provider's attempt at once.
+ * interval: a long wait costs about what the poll did. Nothing is read while nobody waits. Every
+ * change wakes the key's waiters at once: a wake-up held back for the providers that lost the last
+ * races (tried in c3ced25) let the provider that won keep the key, its next acquire coming before
+ * theirs, and starved the others (6 providers on one key: one took 249 of 256 grants, another
+ * waited 15 s; test/contended-fairness.test.ts).
  */
 export class KeyWatch {
   private readonly keys = new Map<string, Watched>();
@@ -70,7 +70,6 @@ export class KeyWatch {
         dueAt: now + fastMs,
         waitedAt: now,
         losses: 0,
-        holdingWake: false,
         wokeFor: null,
       });
     } else {
@@ -80,7 +79,7 @@ export class KeyWatch {
       if (!same(known.seen, holder)) {
         // Taken by another provider right after the release these waiters were woken for: the others would only lose too.
         if (!lost) this.wake(key);
-        Object.assign(known, { seen: holder, changedAt: now, intervalMs: fastMs, dueAt: now + fastMs, holdingWake: false });
+        Object.assign(known, { seen: holder, changedAt: now, intervalMs: fastMs, dueAt: now + fastMs });
       }
     }
     this.schedule();
@@ -89,7 +88,9 @@ export class KeyWatch {
   /** A waiter of this provider was granted the key: the release it was woken for was not lost to another provider. */
   granted(key: string): void {
     const watched = this.keys.get(key);
-    if (watched) watched.wokeFor = null;
+    if (!watched) return;
+    watched.wokeFor = null;
+    watched.losses = Math.max(0, watched.losses - 1);
   }
 
   /**
@@ -166,24 +167,10 @@ export class KeyWatch {
     const fastMs = this.pace.fastMs;
     if (latest !== undefined && !same(watched.seen, latest)) {
       Object.assign(watched, { seen: latest, changedAt: now, intervalMs: fastMs, dueAt: now + fastMs });
-      if (watched.holdingWake && latest?.state === LOCKED) {
-        // Taken by another provider during the back-off: nothing for these waiters to try.
-        if (takenNext(watched.wokeFor, latest)) watched.losses = Math.min(watched.losses + 1, MAX_LOSSES);
-        watched.holdingWake = false;
-      } else if (latest?.state === UNLOCKED && watched.losses > 0) {
-        Object.assign(watched, { holdingWake: true, wokeFor: latest, dueAt: now + this.pace.spreadMs(watched.losses) });
-      } else {
-        watched.holdingWake = false;
-        this.wakeFor(key, watched, latest);
-      }
+      this.wakeFor(key, watched, latest);
       return;
     }
-    if (watched.holdingWake) {
-      // Still free after the back-off (or the read failed): this provider's turn to try.
-      watched.holdingWake = false;
-      watched.losses = Math.max(0, watched.losses - 1);
-      this.wakeFor(key, watched, watched.seen);
-    } else if (now - watched.changedAt > FAST_PHASE_MS) {
+    if (now - watched.changedAt > FAST_PHASE_MS) {
       watched.intervalMs = Math.max(fastMs, Math.min(watched.intervalMs * BACKOFF, this.slowestMs));
     }
     watched.dueAt = now + watched.intervalMs;

@@ -4,10 +4,8 @@ export const FAST_WATCH_MS = 10;
 const LATENCY_FACTOR = 2;
 /** Weight of the latest read in the latency average. */
 const LATENCY_WEIGHT = 0.3;
-/** Lost races that double the spread of a contended wake-up, at most (2^6: 64 providers spread over 64 slots). */
+/** Lost races a key's watch counts at most (what a waiter's patience is derived from). */
 export const MAX_LOSSES = 6;
-/** A slot of the spread, in read latencies: about what a woken waiter's attempt takes to land its insert. */
-const SLOT_LATENCIES = 2;
 
 /**
  * The pace of one provider's key watch, from what the server's answers cost. Many providers waiting
@@ -26,16 +24,5 @@ export class WatchPace {
   /** The shortest interval between reads of a key. */
   get fastMs(): number {
     return Math.max(FAST_WATCH_MS, LATENCY_FACTOR * this.latencyMs);
-  }
-
-  /**
-   * How long to hold back waking the waiters of a key just seen free, after `losses` races lost to
-   * other providers: a random point of 2^losses slots (exponential back-off, as on a shared
-   * Ethernet), so that of many providers woken by one release the first few try and the rest, reading
-   * again first, see the key taken and keep waiting instead of each sending a losing attempt.
-   */
-  spreadMs(losses: number): number {
-    const slotMs = Math.max(1, SLOT_LATENCIES * this.latencyMs);
-    return Math.random() * 2 ** Math.min(losses, MAX_LOSSES) * slotMs;
   }
 }
