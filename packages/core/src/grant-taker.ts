@@ -32,14 +32,21 @@ export class GrantTaker {
    */
   async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<BackendGrant | null> {
     attempt.sentAt = Date.now();
-    const outcome = await this.caller.run('acquire', (call) => this.grantOnce(attempt.request, call), {
-      signal,
-      deadline,
-      onAbandoned: (late) => {
-        this.background.undoLateGrant(attempt.request, late);
+    const outcome = await this.caller
+      .run('acquire', (call) => this.grantOnce(attempt.request, call), {
+        signal,
+        deadline,
+        onAbandoned: (late) => {
+          this.background.undoLateGrant(attempt.request, late);
+          renewLockId(attempt);
+        },
+      })
+      .catch((error: unknown) => {
+        // A failed attempt's undo may reach a server later than its answer (after the attempt's own
+        // late command): the retry must not share its lockId, or that undo could free the retry's grant.
         renewLockId(attempt);
-      },
-    });
+        throw error;
+      });
     if (!outcome.granted) {
       attempt.busy = outcome;
       return null;

@@ -98,6 +98,24 @@ describe('every backend call is bounded', () => {
     await provider.close();
   });
 
+  test('a waiting acquire retries a failed attempt under a new lockId, so its delayed undo cannot free the retry', async () => {
+    const { backend, provider } = setup();
+    const lockIds: string[] = [];
+    const tryGrant = backend.tryGrant.bind(backend);
+    backend.tryGrant = (request, call) => {
+      lockIds.push(request.lockId);
+      return tryGrant(request, call);
+    };
+    backend.behaviour.tryGrant = 'fail';
+    backend.failuresLeft = 2;
+    const lock = await provider.acquire('k', { waitMs: 3000 });
+    expect(lockIds, 'two failed attempts, then the grant').toHaveLength(3);
+    expect(new Set(lockIds).size, 'each attempt had its own lockId').toBe(3);
+    expect(backend.holders.get('k')).toBe(lockIds[2]);
+    await lock.release();
+    await provider.close();
+  });
+
   test('a waiting acquire retries backend failures until it gets the lock', async () => {
     const { backend, provider } = setup();
     backend.behaviour.tryGrant = 'fail';
