@@ -5,6 +5,7 @@ import type { NodeSet } from './node-set.js';
 import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ACQUIRE } from './scripts.js';
+import { SentCommands } from './sent-commands.js';
 import { TokenSync } from './token-sync.js';
 import { type Bound, signalOf, UNBOUNDED, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
@@ -42,22 +43,33 @@ export async function acquire(
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
   const script = nodes.isQuorum ? QUORUM_ACQUIRE : ACQUIRE;
   const lockKeys = [keys.lock, keys.fence, keys.holder];
+  // Every command of this call reaches a node after the previous ones settled there: an undo after
+  // the grant it undoes (whose EVAL may come a round trip late, NOSCRIPT), a split vote's retry
+  // (same lockId) after the previous round's undo.
+  const sent = new SentCommands();
+  const undo = (undoBound: Bound): Promise<unknown> => releaseLock(nodes, keys, request.lockId, undoBound, sent).catch(() => undefined);
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
     // Quorum: the holder record's time; single node: "move the counter when busy" is off.
     const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? started : '0'];
     const late = new LateAnswers();
-    const votes = await nodes.ask(bound, 'acquire', (client) => script.run(client, lockKeys, args) as Promise<AcquireReply>, {
-      // Like Redlock, the first majority decides; the others' answers still count when they come (late).
-      decision: {
-        decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
-        late: (answer) => late.heard(answer),
-      },
-    });
+    const votes = await nodes
+      .ask(bound, 'acquire', (client) => sent.after(client, () => script.run(client, lockKeys, args) as Promise<AcquireReply>), {
+        // Like Redlock, the first majority decides; the others' answers still count when they come (late).
+        decision: {
+          decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
+          late: (answer) => late.heard(answer),
+        },
+      })
+      .catch((error: unknown) => {
+        // Abandoned (abort, deadline): core's own undo goes out at once; this one follows the grant's late EVAL.
+        void undo(UNBOUNDED);
+        throw error;
+      });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
     if (votes.count((reply) => reply[0] === -1) > 0) {
-      if (mayHold) await releaseLock(nodes, keys, request.lockId, bound).catch(() => undefined);
+      if (mayHold) await undo(bound);
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
@@ -65,7 +77,7 @@ export async function acquire(
       const tokens = nodes.isQuorum ? new TokenSync(token, keys, request.lockId) : undefined;
       if (tokens) {
         for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
-        await tokensTaken(tokens, nodes, keys, request.lockId, bound);
+        await tokensTaken(tokens, undo, bound);
       }
       // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).
       if (!tokens || nodes.validity(request.ttlMs, started) > 0) {
@@ -85,11 +97,11 @@ export async function acquire(
       }
     } else if (votes.tooManyFailed) {
       // A node that did not answer may still have applied the grant: undo it without making the caller wait.
-      void releaseLock(nodes, keys, request.lockId, UNBOUNDED).catch(() => undefined);
+      void undo(UNBOUNDED);
       throw votes.failure('acquire');
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
-    if (mayHold) await releaseLock(nodes, keys, request.lockId, bound).catch(() => undefined);
+    if (mayHold) await undo(bound);
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
     await sleep(Math.random() * settings.retryJitterMs, signalOf(bound));
@@ -103,7 +115,7 @@ export async function acquire(
  * fails with a BackendError, as when too many nodes fail; core retries a failed attempt while the
  * caller's wait lasts. An abort also releases it (in the background) and fails the call.
  */
-async function tokensTaken(tokens: TokenSync, nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound): Promise<void> {
+async function tokensTaken(tokens: TokenSync, undo: (bound: Bound) => Promise<unknown>, bound: Bound): Promise<void> {
   const acknowledged = tokens.acknowledged();
   if (!acknowledged) return;
   const signal = signalOf(bound);
@@ -111,10 +123,10 @@ async function tokensTaken(tokens: TokenSync, nodes: NodeSet, keys: LockKeys, lo
     await untilAborted(acknowledged, signal, 'acquire');
   } catch (error) {
     if (signal.aborted) {
-      void releaseLock(nodes, keys, lockId, UNBOUNDED).catch(() => undefined);
+      void undo(UNBOUNDED);
       throw error;
     }
-    await releaseLock(nodes, keys, lockId, signal).catch(() => undefined);
+    await undo(signal);
     const cause = error instanceof Error ? error.message : String(error);
     throw new BackendError('redis', `acquire: a node that granted did not take the grant's token, so it was released (${cause})`, error);
   }

@@ -1,19 +1,23 @@
 import { BackendError } from '@holdfast/core';
 import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
+import type { Redis } from 'ioredis';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { EXTEND, RELEASE, REPAIR } from './scripts.js';
+import { SentCommands } from './sent-commands.js';
 import type { Session, Voter } from './session.js';
 import { type Bound, UNBOUNDED } from './until-aborted.js';
 
 /**
  * Frees the lock if `lockId` holds it, on every node at once; a majority's answers are enough to
  * report the outcome, and a server we never reached cannot hold it. True if any node freed it.
+ * With `after`, a node's release goes out once the commands sent there (the grant to undo) settled.
  */
-export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound): Promise<boolean> {
+export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound, after?: SentCommands): Promise<boolean> {
   // Only one server queues waiters (queue-scripts.ts).
   const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
-  const votes = await nodes.ask(bound, 'release', (client) => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>, {
+  const run = (client: Redis): Promise<number> => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>;
+  const votes = await nodes.ask(bound, 'release', (client) => (after ? after.after(client, () => run(client)) : run(client)), {
     ifNeverConnected: 0,
     decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
   });
@@ -51,6 +55,7 @@ export class RedisGrant implements BackendGrant, Voter {
   private readonly onLost: (detail: string) => void;
   private votes: Session[] = [];
   private gone = false;
+  private readonly repairs = new SentCommands();
 
   constructor(
     private readonly nodes: NodeSet,
@@ -109,7 +114,8 @@ export class RedisGrant implements BackendGrant, Voter {
 
   release(call: CallContext): Promise<boolean> {
     this.forget();
-    return releaseLock(this.nodes, this.keys, this.lockId, call);
+    // After a repair still in flight on a node: its late SET NX would otherwise put the key back.
+    return releaseLock(this.nodes, this.keys, this.lockId, call, this.repairs);
   }
 
   async isHeld({ signal }: CallContext): Promise<boolean> {
@@ -179,7 +185,9 @@ export class RedisGrant implements BackendGrant, Voter {
    */
   private async repair(ttlMs: number): Promise<void> {
     const votes = await this.nodes
-      .ask(UNBOUNDED, 'repair', (client) => REPAIR.run(client, [this.keys.lock], [this.lockId, ttlMs]) as Promise<number>)
+      .ask(UNBOUNDED, 'repair', (client) =>
+        this.repairs.track(client, REPAIR.run(client, [this.keys.lock], [this.lockId, ttlMs]) as Promise<number>),
+      )
       .catch(() => undefined);
     if (votes)
       this.counted(
