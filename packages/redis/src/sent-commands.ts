@@ -12,7 +12,8 @@ export class SentCommands {
 
   track<T>(client: Redis, command: Promise<T>): Promise<T> {
     const before = this.sent.get(client);
-    this.sent.set(client, before ? Promise.allSettled([before, command]) : command);
+    // Settled to nothing, so that a long chain (a grant's repairs) keeps no answers alive.
+    this.sent.set(client, before ? Promise.allSettled([before, command]).then(() => undefined) : command);
     return command;
   }
 
