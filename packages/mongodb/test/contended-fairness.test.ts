@@ -5,7 +5,7 @@ import { provider } from './fixtures.js';
 const mongodb = await useBackend('mongodb');
 
 const PROVIDERS = 6;
-const RUN_MS = 10_000;
+const RUN_MS = 5_000;
 const HOLD_MS = 20;
 /** Between a release and the same worker's next acquire: a key left free for others to take. */
 const WORK_MS = 5;
