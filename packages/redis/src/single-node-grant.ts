@@ -4,6 +4,7 @@ import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { ACQUIRE_IN_TURN } from './queue-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
+import { SentCommands } from './sent-commands.js';
 import { onTheNode } from './single-node-call.js';
 import { type Bound, UNBOUNDED } from './until-aborted.js';
 import type { Answer } from './votes.js';
@@ -44,20 +45,17 @@ export async function grantInTurn(
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
   const args = [request.lockId, request.ttlMs, request.owner, ...reason, place?.waiterId ?? '', place?.entryTtlMs ?? 0, QUEUE_ENTRY_TTL_MS];
   let answer: Answer<InTurnReply>;
-  let sent: Promise<unknown> | undefined;
+  // The undo waits for the script itself (SentCommands says why).
+  const sent = new SentCommands();
   try {
-    answer = await onTheNode(nodes, bound, 'acquire', (client) => {
-      const reply = ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args);
-      sent = reply;
-      return reply as Promise<InTurnReply>;
-    });
+    answer = await onTheNode(nodes, bound, 'acquire', (client) =>
+      sent.track(
+        client,
+        ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
+      ),
+    );
   } catch (error) {
-    // The undo waits for the script itself (bounded by the command timeout): a server that did not
-    // know it answers NOSCRIPT, and its EVAL goes out one round trip later, after an undo sent now.
-    void Promise.resolve(sent)
-      .catch(() => undefined)
-      .then(() => releaseLock(nodes, keys, request.lockId, UNBOUNDED))
-      .catch(() => undefined);
+    void releaseLock(nodes, keys, request.lockId, UNBOUNDED, sent).catch(() => undefined);
     throw error;
   }
   const { value: reply, session } = answer;
