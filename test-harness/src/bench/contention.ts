@@ -29,6 +29,8 @@ interface Tally {
 }
 
 const DRAIN_BOUND_MS = 120_000;
+/** Every provider's close() is bounded by its own closeTimeoutMs; this only guards against one that is not. */
+const CLOSE_BOUND_MS = 60_000;
 
 /**
  * The contention table: n contenders (each a client of its own) loop acquire -> hold for one turn of
@@ -45,8 +47,12 @@ export async function contentionTable(subjects: LockSubject[], settings: BenchSe
       const keyOf = (subject: LockSubject) => keyPicker(benchKey('contention', subject.subject, `${n}x${keys}`), keys);
       // Clients of their own per cell: an idle client left open can still load the server (MongoDB providers ping).
       const clients = new Map<LockSubject, LockClient[]>();
+      // Every client is registered as soon as it exists, and all warm-ups are settled before a failure
+      // is thrown: a cell that fails (a warm-up timing out on a saturated server) still closes them all,
+      // instead of leaving the rest open and loading the server under the next steps.
+      const opened: LockClient[] = [];
       try {
-        for (const subject of subjects) clients.set(subject, await Promise.all(Array.from({ length: n }, () => warmClient(subject))));
+        for (const subject of subjects) clients.set(subject, await warmClients(subject, n, opened));
         for (let pass = 0; pass < 2; pass++) {
           for (const subject of subjects)
             await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
@@ -63,19 +69,31 @@ export async function contentionTable(subjects: LockSubject[], settings: BenchSe
           }
         }
       } finally {
-        await Promise.allSettled([...clients.values()].flat().map((client) => client.close()));
+        await within(Promise.allSettled(opened.map((client) => client.close())), CLOSE_BOUND_MS, `${opened.length} clients to close`);
       }
     }
   }
   return rows;
 }
 
-/** A client that has taken and released a lock once: connections and first-use setup are not part of the slices. */
-async function warmClient(subject: LockSubject): Promise<LockClient> {
-  const client = await subject.client();
-  const release = await client.tryOnce(benchKey('contention-warm-up', subject.subject, Math.random().toString(36).slice(2, 8)));
-  await release?.();
-  return client;
+/**
+ * `n` clients that have each taken and released a lock once: connections and first-use setup are not
+ * part of the slices. Each client goes into `opened` once it exists; the first failure is thrown only
+ * after every warm-up has settled, so that no client is created after the caller closed `opened`.
+ */
+async function warmClients(subject: LockSubject, n: number, opened: LockClient[]): Promise<LockClient[]> {
+  const warmed = await Promise.allSettled(
+    Array.from({ length: n }, async () => {
+      const client = await subject.client();
+      opened.push(client);
+      const release = await client.tryOnce(benchKey('contention-warm-up', subject.subject, Math.random().toString(36).slice(2, 8)));
+      await release?.();
+      return client;
+    }),
+  );
+  const failed = warmed.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return warmed.map((result) => (result as PromiseFulfilledResult<LockClient>).value);
 }
 
 function emptyTally(n: number): Tally {

@@ -1,5 +1,6 @@
 import { createLockProvider } from '@holdfast/core';
 import { MongoClient, ObjectId } from 'mongodb';
+import { within } from '../helpers/within.js';
 import { postgresBinDir, startFerretdbOnPostgres } from '../servers/index.js';
 import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
@@ -30,6 +31,8 @@ const PARAMS = `holdfastLocksCollection=bench_${runId}&holdfastPingsCollection=b
  */
 const HOLD_PARAMS = `holdfastPingInterval=${PING_INTERVAL_MS}ms&holdfastLockExpiration=30s&holdfastLocksCollection=bench_${runId}_hold&holdfastPingsCollection=bench_${runId}_hold_pings`;
 const GROUP = 'uncontended acquire+release';
+/** The bench's own clean-up on the server, which a saturated server answers late or never. */
+const CLEANUP_BOUND_MS = 60_000;
 /** The subject of the hold-many rows on FerretDB's PostgreSQL backend. */
 const ON_POSTGRES = 'holdfast mongodb, FerretDB on PostgreSQL';
 
@@ -76,8 +79,9 @@ export const mongodbBench: BenchModule = {
       }
       return { server: `${described.label} (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
-      await dropBenchCollections(raw).catch(() => undefined);
-      await raw.close();
+      // Bounded: on a server still saturated by a failed step the bare driver (no socket timeout) would wait for ever.
+      await within(dropBenchCollections(raw), CLEANUP_BOUND_MS, 'dropping the bench collections').catch(() => undefined);
+      await within(raw.close(), CLEANUP_BOUND_MS, 'closing the bare driver client').catch(() => undefined);
       await server.stop();
     }
   },
