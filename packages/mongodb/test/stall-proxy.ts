@@ -25,6 +25,7 @@ export class StallProxy {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly holds = new Set<Hold>();
+  private readonly clients = new Set<Socket>();
 
   private constructor(private readonly server: Server) {}
 
@@ -41,6 +42,11 @@ export class StallProxy {
 
   get port(): number {
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Connections from clients that are still open (the proxy's own upstream sockets not counted). */
+  get clientConnections(): number {
+    return this.clients.size;
   }
 
   /** Holds back the next message that `matches` for `delayMs` (several holds may be armed at once). */
@@ -64,6 +70,7 @@ export class StallProxy {
   private pipe(client: Socket, targetPort: number): void {
     const upstream = connect(targetPort, '127.0.0.1');
     this.sockets.add(client).add(upstream);
+    this.clients.add(client);
     let pending = Buffer.alloc(0);
     /** Until this local time, messages of this connection wait (the held one and all after it). */
     let heldUntil = 0;
@@ -76,6 +83,7 @@ export class StallProxy {
     client.on('close', () => {
       clientGone = true;
       this.sockets.delete(client);
+      this.clients.delete(client);
       endUpstream();
     });
     client.on('error', () => client.destroy());
