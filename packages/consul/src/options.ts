@@ -1,6 +1,11 @@
 import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
 // Core's default per-call bound: the adapter's background calls (renewals, clean-ups) use it too.
-import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames as checkNames, DEFAULT_CALL_TIMEOUT_MS } from '@holdfast/core/backend';
+import {
+  COMMON_PROVIDER_OPTION_NAMES,
+  checkOptionNames as checkNames,
+  DEFAULT_CALL_TIMEOUT_MS,
+  MAX_TIMER_MS,
+} from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
 import { QUEUE_SUFFIX } from './queue-place.js';
 
@@ -78,7 +83,7 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
   if (sessionMode !== 'shared' && sessionMode !== 'per-lock') {
     throw new InvalidArgumentError('sessionMode', `expected "shared" or "per-lock", got ${JSON.stringify(sessionMode)}`);
   }
-  wholeMs('closeTimeoutMs', options.closeTimeoutMs, 1, Number.MAX_SAFE_INTEGER);
+  wholeMs('closeTimeoutMs', options.closeTimeoutMs, 1, MAX_TIMER_MS);
   optionalString('owner', options.owner);
   return {
     address,
@@ -92,7 +97,7 @@ export function resolveOptions(options: ConsulLockOptions): ResolvedOptions {
     monitorRetries: wholeMs('monitorRetries', options.monitorRetries, 0, 1_000) ?? DEFAULT_MONITOR_RETRIES,
     monitorRetryMs: wholeMs('monitorRetryMs', options.monitorRetryMs, 1, 3_600_000) ?? DEFAULT_MONITOR_RETRY_MS,
     sessionMode,
-    callTimeoutMs: wholeMs('callTimeoutMs', options.callTimeoutMs, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_CALL_TIMEOUT_MS,
+    callTimeoutMs: wholeMs('callTimeoutMs', options.callTimeoutMs, 1, MAX_TIMER_MS) ?? DEFAULT_CALL_TIMEOUT_MS,
   };
 }
 

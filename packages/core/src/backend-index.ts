@@ -24,7 +24,7 @@ export { COMMON_PROVIDER_OPTION_NAMES } from './provider-options.js';
 export { safetyDeadline, safetyMargin } from './renewal-policy.js';
 export type { ScheduledTask } from './timer-heap.js';
 export { TimerHeap } from './timer-heap.js';
-export { MAX_TIMER_MS } from './timer-range.js';
+export { checkTimerRange, clampToTimerRange, MAX_TIMER_MS } from './timer-range.js';
 export { validateTtl } from './validation.js';
 export type { WaitListOptions } from './wait-list.js';
 export { WaitList } from './wait-list.js';

@@ -1,5 +1,6 @@
 import type { Logger } from './diagnostics.js';
 import { InvalidArgumentError } from './errors.js';
+import { checkTimerRange } from './timer-range.js';
 import type { TtlPolicy } from './validation.js';
 
 export const DEFAULT_POLL_INTERVAL_MS = 250;
@@ -34,7 +35,11 @@ export interface ProviderOptions extends CommonProviderOptions {
   readonly pollIntervalMs?: number;
 }
 
-/** The provider-level settings out of an app's options, for adapters' factories. */
+/**
+ * The provider-level settings out of an app's options, for adapters' factories. Checks the durations
+ * among them (InvalidArgumentError), so an adapter that calls it before creating its clients refuses
+ * a bad value before anything is touched.
+ */
 export function providerOptions(options: {
   readonly owner?: string | undefined;
   readonly callTimeoutMs?: number | undefined;
@@ -46,8 +51,8 @@ export function providerOptions(options: {
   if (options.logger !== undefined) picked.logger = options.logger;
   if (options.owner !== undefined) picked.owner = options.owner;
   if (options.ttlBelowMinimum !== undefined) picked.ttlBelowMinimum = options.ttlBelowMinimum;
-  if (options.callTimeoutMs !== undefined) picked.callTimeoutMs = options.callTimeoutMs;
-  if (options.closeTimeoutMs !== undefined) picked.closeTimeoutMs = options.closeTimeoutMs;
+  if (options.callTimeoutMs !== undefined) picked.callTimeoutMs = positiveMs(options.callTimeoutMs, 'callTimeoutMs', 0);
+  if (options.closeTimeoutMs !== undefined) picked.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', 0);
   return picked;
 }
 
@@ -57,10 +62,11 @@ export function ttlPolicyOption(value: unknown): TtlPolicy {
   throw new InvalidArgumentError('ttlBelowMinimum', `expected "raise" or "reject", got ${JSON.stringify(value)}`);
 }
 
+/** A bound or an interval (callTimeoutMs, closeTimeoutMs, pollIntervalMs): none of them has an "unlimited" value. */
 export function positiveMs(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new InvalidArgumentError(name, `expected a positive number of ms, got ${String(value)}`);
   }
-  return value;
+  return checkTimerRange(name, value);
 }

@@ -1,6 +1,7 @@
 import { parseDuration } from './duration.js';
 import { InvalidArgumentError } from './errors.js';
 import { redactUrl } from './registry.js';
+import { checkTimerRange } from './timer-range.js';
 
 /** How the text of one of an adapter's URL parameters becomes a setting. */
 export type UrlParameterKind = 'text' | 'boolean' | 'duration';
@@ -10,7 +11,7 @@ export interface AdapterUrlSpec {
   readonly schemes: readonly string[];
   /** Shown when the text is no URL, e.g. `mysql://user@host:3306/db`. */
   readonly example: string;
-  /** The adapter's own parameters: URL name -> [setting name, kind]. Durations take units ("250ms", "2s"). */
+  /** The adapter's own parameters: URL name -> [setting name, kind]. Durations take units ("250ms", "2s"), at most MAX_TIMER_MS. */
   readonly own: Readonly<Record<string, readonly [setting: string, kind: UrlParameterKind]>>;
   /** The driver's parameters, left in the URL for the driver; any other parameter is refused. */
   readonly driver: { readonly name: string; readonly parameters: ReadonlySet<string> };
@@ -41,7 +42,8 @@ export function adapterUrl(input: string | URL, spec: AdapterUrlSpec): { url: UR
 }
 
 function parameter(name: string, value: string, kind: UrlParameterKind): string | boolean | number {
-  if (kind === 'duration') return parseDuration(value, `url ${name}`);
+  // Every duration parameter is a bound or an interval, none "unlimited": refused above the timer range.
+  if (kind === 'duration') return checkTimerRange(`url ${name}`, parseDuration(value, `url ${name}`));
   if (kind === 'text') return value;
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;

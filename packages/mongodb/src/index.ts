@@ -11,7 +11,9 @@ export type { MongoProviderOptions } from './provider-options.js';
 /** Locks on MongoDB (or FerretDB) with MongoDB's own distributed-lock design; creating one does not connect. */
 export function createMongoProvider(options: MongoProviderOptions): LockProvider {
   checkProviderOptions(options);
-  return createProvider(createMongoBackend(options), providerOptions(options));
+  // Checked before the driver client is created with timeouts taken from callTimeoutMs.
+  const common = providerOptions(options);
+  return createProvider(createMongoBackend(options), common);
 }
 
 /** Entry point used by `createLockProvider('mongodb://...')`. */

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, parseDuration } from '@holdfast/core';
+import { checkTimerRange, MAX_TTL_MS } from '@holdfast/core/backend';
 
 /** MongoDB's own defaults (ReplSetDistLockManager): ping every 30 s, expire after 15 min, retry every 500 ms (kLockRetryInterval). */
 export const DEFAULT_PING_INTERVAL_MS = 30_000;
@@ -79,6 +80,14 @@ export function resolveSettings(given: Partial<DistLockSettings>): DistLockSetti
     if (!Number.isSafeInteger(settings[name]) || settings[name] <= 0)
       throw new InvalidArgumentError(name, 'must be a positive whole number of ms');
   }
+  checkTimerRange('pingIntervalMs', settings.pingIntervalMs);
+  checkTimerRange('pollIntervalMs', settings.pollIntervalMs);
+  // The default lease: no longer than any ttlMs may be (capabilities.maxTtlMs), which keeps it in timer range too.
+  if (settings.lockExpirationMs > MAX_TTL_MS)
+    throw new InvalidArgumentError(
+      'lockExpirationMs',
+      `${settings.lockExpirationMs} ms is above the longest lease, ${MAX_TTL_MS} ms (7 days)`,
+    );
   if (settings.lockExpirationMs < 3 * settings.pingIntervalMs) {
     throw new InvalidArgumentError('lockExpirationMs', `must be at least 3 ping intervals (${3 * settings.pingIntervalMs} ms)`);
   }

@@ -23,6 +23,8 @@ export { parseMysqlUrl, type UrlSettings } from './url.js';
 /** A MySQL/MariaDB-backed LockProvider: leases in a table (see docs/semantics-mysql.md). */
 export function createMysqlProvider(options: MysqlProviderOptions): LockProvider {
   checkOptions(options);
+  // The provider-level options too, before a pool is created.
+  const common = providerOptions(options);
   const settings = settingsFrom(options);
   const names = tableNames(settings.table);
   const { pool, sockets } = openPool(options.pool, { uri: settings.uri, connectTimeout: settings.connectTimeoutMs });
@@ -35,7 +37,7 @@ export function createMysqlProvider(options: MysqlProviderOptions): LockProvider
     new SlotTable(db, sql, slotStatements(names)),
     settings.pollIntervalMs,
   );
-  return createProvider(backend, providerOptions(options));
+  return createProvider(backend, common);
 }
 
 /** Entry point used by `createLockProvider('mysql://...')`; `options.adapter` takes table, createTables, pollIntervalMs, connectTimeoutMs. */

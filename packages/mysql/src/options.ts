@@ -1,5 +1,5 @@
 import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
-import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames, checkTimerRange } from '@holdfast/core/backend';
 import type { Pool } from 'mysql2';
 import type { Pool as PromisePool } from 'mysql2/promise';
 
@@ -51,5 +51,6 @@ export function checkOptions(options: MysqlProviderOptions): void {
     if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms >= 1)) {
       throw new InvalidArgumentError(name, `expected a finite number of ms >= 1, got ${String(ms)}`);
     }
+    if (ms !== undefined) checkTimerRange(name, ms);
   }
 }

@@ -26,6 +26,8 @@ export { type PostgresMode, parsePostgresUrl, type UrlSettings } from './url.js'
 /** A PostgreSQL-backed LockProvider: leases in a table, or advisory locks in session mode (see docs/semantics-postgres.md). */
 export function createPostgresProvider(options: PostgresProviderOptions): LockProvider {
   checkOptions(options);
+  // The provider-level options too, before a pool is created.
+  const common = providerOptions(options);
   const settings = settingsFrom(options);
   const names = tableNames(settings.table);
   const { pool, sockets, clientConfig } = openPool(options.pool, settings);
@@ -33,12 +35,12 @@ export function createPostgresProvider(options: PostgresProviderOptions): LockPr
   const query = new TableQuery(runner, names, new SchemaGuard(runner, names, settings.createTables));
   if (settings.mode === 'session') {
     const connections = new SessionConnections(clientConfig, settings.connectTimeoutMs);
-    return createProvider(new SessionBackend(runner, query, connections, sessionStatements(names), names.name), providerOptions(options));
+    return createProvider(new SessionBackend(runner, query, connections, sessionStatements(names), names.name), common);
   }
   const listener = new ReleaseListener(clientConfig, names.channel, settings.connectTimeoutMs);
   const locks = new LockTable(query, statements(names));
   const backend = new PostgresBackend(runner, locks, new SlotTable(query, slotStatements(names)), listener, settings.pollIntervalMs);
-  return createProvider(backend, providerOptions(options));
+  return createProvider(backend, common);
 }
 
 /** Entry point used by `createLockProvider('postgres://...')`; `options.adapter` takes mode, table, createTables, pollIntervalMs, connectTimeoutMs. */

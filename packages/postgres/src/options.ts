@@ -1,5 +1,5 @@
 import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
-import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames, checkTimerRange } from '@holdfast/core/backend';
 import type { Pool } from 'pg';
 import { checkMode, type PostgresMode } from './url.js';
 
@@ -59,5 +59,6 @@ export function checkOptions(options: PostgresProviderOptions): void {
     const value = options[name];
     const valid = value === undefined || (typeof value === 'number' && Number.isFinite(value) && value >= 1);
     if (!valid) throw new InvalidArgumentError(name, `expected a finite number of ms >= 1, got ${String(value)}`);
+    if (value !== undefined) checkTimerRange(name, value);
   }
 }

@@ -1,6 +1,6 @@
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 import { InvalidArgumentError } from '@holdfast/core';
-import { createProvider, providerOptions } from '@holdfast/core/backend';
+import { clampToTimerRange, createProvider, providerOptions } from '@holdfast/core/backend';
 import { DEFAULT_PREFIX, KeyNames } from './key-names.js';
 import { NodeSet } from './node-set.js';
 import { adapterOptions, checkOptions, type RedisProviderOptions } from './options.js';
@@ -17,6 +17,7 @@ export type { RedisProviderOptions } from './options.js';
 /** A Redis-backed LockProvider: one server (strict fencing) or a Redlock quorum (fencing 'none'). */
 export function createRedisProvider(options: RedisProviderOptions): LockProvider {
   checkOptions(options);
+  const common = providerOptions(options);
   const parsed = options.url === undefined ? undefined : parseRedisUrl(options.url);
   if (options.url !== undefined && options.nodes !== undefined)
     throw new InvalidArgumentError('options', 'give a Redis url or nodes, not both');
@@ -28,7 +29,7 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   const db = nodeOptions[0]!.db ?? 0;
   const settings = {
     db,
-    commandTimeoutMs: options.commandTimeoutMs ?? 2000,
+    commandTimeoutMs: clampToTimerRange(options.commandTimeoutMs ?? 2000),
     connectTimeoutMs: options.connectTimeoutMs ?? 3000,
   };
   const nodes = nodeOptions.map((node) => new RedisNode(`redis ${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`, node, settings));
@@ -37,7 +38,7 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   const waiting = { pollIntervalMs: options.pollIntervalMs ?? 2000, splitVoteRetries: 3, retryJitterMs: 50 };
   // Semaphores only on one server (see SingleNodeBackend): core answers UnsupportedError for a quorum.
   const backend = nodeSet.isQuorum ? new RedisBackend(nodeSet, names, waiting) : new SingleNodeBackend(nodeSet, names, waiting);
-  return createProvider(backend, providerOptions(options));
+  return createProvider(backend, common);
 }
 
 /** Entry point used by `createLockProvider('redis://...')`; `options.adapter` takes the settings above except url and nodes. */

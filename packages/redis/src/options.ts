@@ -1,5 +1,5 @@
 import { type CommonProviderOptions, InvalidArgumentError } from '@holdfast/core';
-import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames } from '@holdfast/core/backend';
+import { COMMON_PROVIDER_OPTION_NAMES, checkOptionNames, checkTimerRange } from '@holdfast/core/backend';
 import type { RedisOptions } from 'ioredis';
 
 export interface RedisProviderOptions extends CommonProviderOptions {
@@ -18,7 +18,7 @@ export interface RedisProviderOptions extends CommonProviderOptions {
   readonly prefix?: string;
   /** Longest wait between checks of a busy key if no wake-up arrives. Default 2000 ms. */
   readonly pollIntervalMs?: number;
-  /** Per-command time limit, so a hung server counts as failed. Default 2000 ms; 0 = none. */
+  /** Per-command time limit, so a hung server counts as failed. Default 2000 ms; 0 = none (as is anything above 2^31-1 ms, Node's longest timer). */
   readonly commandTimeoutMs?: number;
   /** Longest time to open a usable connection (TCP, handshake, SELECT). Default 3000 ms. */
   readonly connectTimeoutMs?: number;
@@ -80,4 +80,6 @@ function nonNegative(name: string, value: unknown, min: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
     throw new InvalidArgumentError(name, `expected a finite number >= ${min}, got ${String(value)}`);
   }
+  // commandTimeoutMs has a "none" (0), so a larger value means none too: the factory clamps it instead.
+  if (name !== 'commandTimeoutMs') checkTimerRange(name, value);
 }
