@@ -1,10 +1,11 @@
-import { createLockProvider, ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { createLockProvider, ErrorCode, type Lock } from '@holdfast/core';
 import { type HungListener, hungListener } from '@holdfast/test-harness/faults';
 import { codeOf, timed, until } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { afterAll, describe, expect, test } from 'vitest';
+import { createRedisProvider } from '../src/index.js';
 import { RedisNode } from '../src/redis-node.js';
+import { providersClosedAfterEach } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
@@ -22,15 +23,8 @@ afterAll(async () => {
 
 let keyCount = 0;
 const newKey = (): string => `bounds/${process.pid}/${Date.now()}-${++keyCount}`;
-const providers: LockProvider[] = [];
-const open = (options: RedisProviderOptions): LockProvider => {
-  const provider = createRedisProvider(options);
-  providers.push(provider);
-  return provider;
-};
-afterEach(async () => {
+const { providers, open } = providersClosedAfterEach(() => {
   for (const each of [server, ...three]) each?.resume();
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
 
 describe('a host that accepts connections and never answers', { timeout: 30_000 }, () => {

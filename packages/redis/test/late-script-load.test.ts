@@ -1,29 +1,17 @@
-import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
-import { startRedis } from '@holdfast/test-harness/servers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
 import { RELEASE } from '../src/scripts.js';
+import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 
 // A script the server does not know yet (a restart, SCRIPT FLUSH) is sent as EVALSHA, then, on
 // NOSCRIPT, as EVAL one round trip later. An attempt abandoned meanwhile (abort, deadline) is undone
 // by an owner-checked release: sent at once, it ran before the late EVAL, which then granted the key
 // to nobody for its whole lease.
 
-const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
-const admin = server ? new Redis(server.url) : undefined;
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-}, 60_000);
+const { server, admin } = await serverWithAdmin();
 
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await admin?.call('CLIENT', 'UNPAUSE');
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
+const { providers } = providersClosedAfterEach(() => admin?.call('CLIENT', 'UNPAUSE'));
 
 /** CLIENT PAUSE WRITE holds every EVALSHA; CLIENT LIST shows a connection whose EVALSHA is held. */
 async function evalshaHeld(): Promise<boolean> {

@@ -2,29 +2,19 @@ import type { LockProvider } from '@holdfast/core';
 import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider, FOREIGN_OWNER } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
+import { FOREIGN_OWNER } from '../src/index.js';
+import { adminConnection, providersClosedAfterEach } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 
 // list(prefix) on Redis: what SCAN finds under the namespace, read like inspect() reads one key.
 
 const redis = await useBackend('redis');
 const set: RedisSet | null = (await needLocalBinary('redis-server')) ? null : await startRedisSet(3);
-const raw = redis.url ? new Redis(redis.url) : undefined;
-afterAll(async () => {
-  raw?.disconnect();
-  await set?.stop();
-}, 60_000);
+const raw = adminConnection(redis.url, async () => set?.stop());
 
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
-const open = (url: string, prefix?: string): LockProvider => {
-  const provider = createRedisProvider(prefix === undefined ? { url } : { url, prefix });
-  providers.push(provider);
-  return provider;
-};
+const tracked = providersClosedAfterEach();
+const open = (url: string, prefix?: string): LockProvider => tracked.open(prefix === undefined ? { url } : { url, prefix });
 const base = (): string => `listing/${process.pid}/${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 const keysOf = (infos: readonly { key: string }[]): string[] => infos.map((info) => info.key);
 

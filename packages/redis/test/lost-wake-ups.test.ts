@@ -1,31 +1,18 @@
 import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
-import { startRedis } from '@holdfast/test-harness/servers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
+import type { RedisProviderOptions } from '../src/index.js';
+import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 
 // Pub/sub is fire-and-forget: a release published while a waiter's subscriber connection is down,
 // or to a client the server will not let subscribe, is lost. No waiter may sleep through it: the
 // (re)subscription, the holder's lease end and pollIntervalMs each wake one waiter per key.
 
-const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
-const admin = server ? new Redis(server.url) : undefined;
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-}, 60_000);
+const { server, admin } = await serverWithAdmin();
 
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
-const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => {
-  const provider = createRedisProvider({ url: server!.url, pollIntervalMs: 60_000, ...options });
-  providers.push(provider);
-  return provider;
-};
+const tracked = providersClosedAfterEach();
+const open = (options: Partial<RedisProviderOptions> = {}): LockProvider =>
+  tracked.open({ url: server!.url, pollIntervalMs: 60_000, ...options });
 
 let keyCount = 0;
 const newKey = (): string => `lost-wake-ups/${++keyCount}`;

@@ -3,43 +3,31 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
 import { CHANNELS, type LockEvent, type LockProvider } from '@holdfast/core';
 import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
-import { startRedis } from '@holdfast/test-harness/servers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
 import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
 import { QUEUE_ENTRY_TTL_MS } from '../src/single-node-grant.js';
 import { UNBOUNDED } from '../src/until-aborted.js';
+import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // Plain-lock waiters queue on the server (queue-scripts.ts): a release names the next waiter, so
 // one release costs one attempt whichever provider waits, and waiters are served in arrival order
 // across providers. Each provider below stands for a process of its own.
 
-const skip = await needLocalBinary('redis-server');
-const server = skip ? null : await startRedis();
-const admin = server ? new Redis(server.url) : undefined;
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-}, 60_000);
+const { server, admin } = await serverWithAdmin();
 
-const providers: LockProvider[] = [];
 const children: ChildProcess[] = [];
-afterEach(async () => {
+// Stopped children holding keys are killed first, so that closing providers does not wait on them.
+const { providers, open: openTracked } = providersClosedAfterEach(() => {
   for (const child of children.splice(0)) {
     child.kill('SIGCONT');
     child.kill('SIGKILL');
   }
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
 /** A provider whose safety re-check is far beyond the tests' bounds: only the queue can pass them. */
-const open = (url = server!.url): LockProvider => {
-  const provider = createRedisProvider({ url, pollIntervalMs: 60_000 });
-  providers.push(provider);
-  return provider;
-};
+const open = (url = server!.url): LockProvider => openTracked({ url, pollIntervalMs: 60_000 });
 
 let keyCount = 0;
 const newKey = (): string => `queue/${++keyCount}`;
@@ -307,7 +295,7 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
   });
 });
 
-describe.skipIf(skip)('a restart of the server forgets the queue', { timeout: 60_000 }, () => {
+describe.skipIf(!server)('a restart of the server forgets the queue', { timeout: 60_000 }, () => {
   let redis: RedisProcess;
   afterAll(async () => redis?.stop());
 

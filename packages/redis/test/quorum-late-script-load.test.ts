@@ -1,31 +1,19 @@
-import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { RELEASE } from '../src/scripts.js';
+import { adminConnection, providersClosedAfterEach, threeNodes } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
-import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
 // late-script-load.test.ts on a quorum of 3: the grant script, unknown to every node (SCRIPT FLUSH),
 // goes out as EVALSHA, then as EVAL one round trip later. The caller aborts while the EVALSHAs are
 // held (CLIENT PAUSE WRITE); an undo sent at once ran before the late EVALs, which then granted the
 // key on every node to a lockId nobody holds, for its whole lease.
 
-const missing = await needLocalBinary('redis-server');
-const three: RedisProcess[] = missing ? [] : await Promise.all([startRedisProcess(), startRedisProcess(), startRedisProcess()]);
-const admins = three.map((node) => new Redis(node.url));
-afterAll(async () => {
-  for (const admin of admins) admin.disconnect();
-  await Promise.all(three.map((node) => node.stop()));
-}, 30_000);
-
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await Promise.all(admins.map((admin) => admin.call('CLIENT', 'UNPAUSE')));
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
+const three = await threeNodes();
+const admins = three.map((node) => adminConnection(node.url)!);
+const { providers } = providersClosedAfterEach(() => Promise.all(admins.map((admin) => admin.call('CLIENT', 'UNPAUSE'))));
 
 /** CLIENT LIST shows a connection whose EVALSHA is held by the pause. */
 async function evalshaHeld(admin: Redis): Promise<boolean> {
@@ -38,7 +26,7 @@ async function evalCalls(admin: Redis): Promise<number> {
   return Number(/calls=(\d+)/.exec(line ?? '')?.[1] ?? 0);
 }
 
-describe.skipIf(missing)('a quorum of 3: an attempt abandoned while the nodes load its script', { timeout: 30_000 }, () => {
+describe.skipIf(three.length === 0)('a quorum of 3: an attempt abandoned while the nodes load its script', { timeout: 30_000 }, () => {
   test('each node is undone after its late EVAL, so the key is not left held by nobody', async () => {
     const url = quorumUrl(three.map((node) => node.url));
     const provider = createRedisProvider({ url, pollIntervalMs: 60_000 });

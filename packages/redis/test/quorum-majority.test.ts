@@ -3,34 +3,23 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
+import { DEFAULT_PREFIX } from '../src/index.js';
+import { providersClosedAfterEach, threeNodes } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
-import { onNode, type RedisProcess, startRedisProcess } from './redis-process.js';
+import { onNode, type RedisProcess } from './redis-process.js';
 
 // A quorum grant is decided by the first majority's answers (as Redlock does); the third node's
 // answer comes later. Nodes are paused with SIGSTOP to choose which majority decides.
 
-const missing = await needLocalBinary('redis-server');
-const three: RedisProcess[] = missing ? [] : await Promise.all([startRedisProcess(), startRedisProcess(), startRedisProcess()]);
-afterAll(async () => {
-  for (const node of three) node.resume();
-  await Promise.all(three.map((node) => node.stop()));
-}, 30_000);
+const three = await threeNodes();
 
 let keyCount = 0;
 const newKey = (): string => `quorum-majority/${process.pid}/${Date.now()}-${++keyCount}`;
-const providers: LockProvider[] = [];
-const open = (): LockProvider => {
-  const provider = createRedisProvider({ url: quorumUrl(three.map((node) => node.url)) });
-  providers.push(provider);
-  return provider;
-};
-afterEach(async () => {
+const tracked = providersClosedAfterEach(() => {
   for (const node of three) node.resume();
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
+const open = (): LockProvider => tracked.open({ url: quorumUrl(three.map((node) => node.url)) });
 
 describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first majority', { timeout: 30_000 }, () => {
   test('tokens keep increasing when two grants are decided by different majorities and one node counts ahead', async () => {

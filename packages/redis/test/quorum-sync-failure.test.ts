@@ -1,30 +1,20 @@
-import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { ErrorCode } from '@holdfast/core';
 import { codeOf, rejection, within } from '@holdfast/test-harness/helpers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { QUORUM_ACQUIRE } from '../src/quorum-scripts.js';
 import { INSPECT, RELEASE } from '../src/scripts.js';
+import { providersClosedAfterEach, threeNodes } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
-import { onNode, type RedisProcess, startRedisProcess } from './redis-process.js';
+import { onNode, type RedisProcess } from './redis-process.js';
 
 // A quorum grant is handed out only once the nodes that decided it took its token (token-sync.ts).
 // Node b refuses EVAL (renamed away), so the SYNC_TOKEN it gets fails every time, while the scripts
 // loaded on it beforehand still run by EVALSHA.
 
-const missing = await needLocalBinary('redis-server');
-const three: RedisProcess[] = missing
-  ? []
-  : await Promise.all([startRedisProcess(), startRedisProcess(['--rename-command', 'EVAL', '']), startRedisProcess()]);
-afterAll(async () => {
+const three = await threeNodes((i) => (i === 1 ? ['--rename-command', 'EVAL', ''] : []));
+const { providers } = providersClosedAfterEach(() => {
   for (const node of three) node.resume();
-  await Promise.all(three.map((node) => node.stop()));
-}, 30_000);
-
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  for (const node of three) node.resume();
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
 });
 
 describe.skipIf(three.length === 0)('a quorum of 3: a grant whose token a deciding node did not take', { timeout: 30_000 }, () => {

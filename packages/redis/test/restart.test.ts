@@ -1,10 +1,10 @@
-import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { ErrorCode, type Lock } from '@holdfast/core';
 import { lostWithin } from '@holdfast/test-harness/helpers';
 import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { afterAll, describe, expect, test } from 'vitest';
+import { providersClosedAfterEach } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
@@ -19,15 +19,7 @@ afterAll(() => Promise.all([single?.stop(), durable?.stop(), three?.stop()]), 60
 
 let keyCount = 0;
 const newKey = (): string => `restart/${process.pid}/${Date.now()}-${++keyCount}`;
-const providers: LockProvider[] = [];
-const open = (options: RedisProviderOptions): LockProvider => {
-  const provider = createRedisProvider(options);
-  providers.push(provider);
-  return provider;
-};
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
+const { open } = providersClosedAfterEach();
 
 /** Resolves with the holder's signal state at the moment the waiter is granted. */
 function holderAbortedWhenGranted(waiter: Promise<Lock>, holder: Lock): Promise<{ lock: Lock; holderAborted: boolean }> {

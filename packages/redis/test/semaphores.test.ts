@@ -2,9 +2,9 @@ import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { codeOf, lostWithin, timed, until } from '@holdfast/test-harness/helpers';
 import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { adminConnection, providersClosedAfterEach } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 
 // Semaphores on one Redis server beside plain locks: what listing and inspection show, what a lock
@@ -13,21 +13,10 @@ import { quorumUrl } from './quorum-url.js';
 
 const redis = await useBackend('redis');
 const set: RedisSet | null = (await needLocalBinary('redis-server')) ? null : await startRedisSet(3);
-const raw = redis.url ? new Redis(redis.url) : undefined;
-afterAll(async () => {
-  raw?.disconnect();
-  await set?.stop();
-}, 60_000);
+const raw = adminConnection(redis.url, async () => set?.stop());
 
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
-const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => {
-  const provider = createRedisProvider({ url: redis.url!, ...options });
-  providers.push(provider);
-  return provider;
-};
+const { providers, open: openTracked } = providersClosedAfterEach();
+const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => openTracked({ url: redis.url!, ...options });
 let keyCount = 0;
 const newKey = (): string => `semaphores/${process.pid}/${Date.now()}-${++keyCount}`;
 

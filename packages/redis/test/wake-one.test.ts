@@ -1,34 +1,19 @@
 import { channel } from 'node:diagnostics_channel';
 import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
-import { startRedis } from '@holdfast/test-harness/servers';
-import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createRedisProvider } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
+import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 
 // A release frees a key for one contender: it must wake one waiter of a provider, not all of them
 // (a thundering herd made a grant cost ~60 scripts with 64 waiters). Counted on a private server:
 // every grant attempt and every release is one EVALSHA.
 
-const server = (await needLocalBinary('redis-server')) ? null : await startRedis();
-const admin = server ? new Redis(server.url) : undefined;
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-}, 60_000);
+const { server, admin } = await serverWithAdmin();
 
-const providers: LockProvider[] = [];
-afterEach(async () => {
-  await Promise.allSettled(providers.splice(0).map((provider) => provider.close()));
-});
+const tracked = providersClosedAfterEach();
 /** A provider whose safety re-check is far beyond the tests' bounds: only wake-ups can pass them. */
-const open = (): LockProvider => {
-  const provider = createRedisProvider({ url: server!.url, pollIntervalMs: 60_000 });
-  providers.push(provider);
-  return provider;
-};
+const open = (): LockProvider => tracked.open({ url: server!.url, pollIntervalMs: 60_000 });
 
 let keyCount = 0;
 const newKey = (): string => `wake-one/${++keyCount}`;
