@@ -1,3 +1,4 @@
+import { type Bound, bounded } from './bounded.js';
 import { LOCKED, type LockDocument, UNLOCKED } from './documents.js';
 import type { LockCatalog } from './lock-catalog.js';
 import { MAX_LOSSES, WatchPace } from './watch-pace.js';
@@ -40,6 +41,8 @@ export class KeyWatch {
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
   private stopped = false;
+  /** Aborts the read in flight on stop: its answer would wake nobody, and close() must not wait for it. */
+  private readonly stopping = new AbortController();
   /** The last watch read was answered: waiters of a contended key may then retry less often on their own. */
   private answering = false;
   private readonly slowestMs: number;
@@ -103,10 +106,12 @@ export class KeyWatch {
     return this.answering ? Math.min(2 ** losses, MAX_PATIENCE) : 1;
   }
 
-  async stop(): Promise<void> {
+  /** Ends the read in flight at once; waits for it to settle, but never past `bound` (close's deadline). */
+  async stop(bound: Bound): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.reading;
+    this.stopping.abort();
+    if (this.reading) await bounded(bound, this.reading);
   }
 
   private schedule(): void {
@@ -147,7 +152,11 @@ export class KeyWatch {
     let current: Map<string, LockDocument> | undefined;
     const startedAt = performance.now();
     try {
-      current = await this.catalog.watchedDocuments(due, { signal: AbortSignal.timeout(this.commandTimeoutMs) }, seen);
+      current = await this.catalog.watchedDocuments(
+        due,
+        { signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.commandTimeoutMs)]) },
+        seen,
+      );
       this.pace.took(performance.now() - startedAt);
       this.answering = true;
     } catch {

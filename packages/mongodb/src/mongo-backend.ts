@@ -220,7 +220,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
     const connected = this.ready;
     if (!connected) return;
     await connected.pinger.stop(call);
-    await connected.wakeUps.close();
+    await connected.wakeUps.close(call);
     await this.unlocks.drain(connected.catalog, call).catch(() => undefined);
     await connected.catalog.unlockAll(call).catch(() => undefined);
     await connected.pings.stopPing(call).catch(() => undefined);

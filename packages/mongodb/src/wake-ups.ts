@@ -1,5 +1,6 @@
 import { type Busy, WaitList, type WaitOptions } from '@holdfast/core/backend';
 import type { ChangeStream, Collection } from 'mongodb';
+import { type Bound, bounded } from './bounded.js';
 import type { LockDocument } from './documents.js';
 import { isChangeStreamUnsupported } from './driver-errors.js';
 import type { MongoWake } from './grant-pass.js';
@@ -54,12 +55,17 @@ export class WakeUps {
     this.watch.granted(key);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Bounded by `bound` (close's deadline), never by a command's own timeout: a key poll in flight is
+   * aborted, and a change stream still opening or closing is left to the client's close (open()
+   * closes a stream that opens after this).
+   */
+  async close(bound: Bound): Promise<void> {
     this.closed = true;
-    await this.watch.stop();
-    await this.opening?.catch(() => undefined);
-    await this.stream?.close().catch(() => undefined);
     this.waiters.wakeEveryone();
+    await this.watch.stop(bound).catch(() => undefined);
+    await bounded(bound, this.opening ?? Promise.resolve()).catch(() => undefined);
+    await bounded(bound, this.stream?.close() ?? Promise.resolve()).catch(() => undefined);
   }
 
   private async open(): Promise<void> {
