@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { childScript } from '../faults/child-script.js';
 import { within } from '../helpers/within.js';
-
-const SCRIPT = fileURLToPath(new URL('./holder-child.js', import.meta.url));
 
 /** The bench's side of holder-child.ts: one command at a time, each answer bounded. */
 export class HolderProcess {
@@ -22,7 +20,7 @@ export class HolderProcess {
 
   /** Starts a holder on `url`; with `tap`, it counts its own traffic (see the wire command). */
   static start(url: string, tap?: 'http' | 'mongodb'): HolderProcess {
-    const child = spawn(process.execPath, [SCRIPT, JSON.stringify({ url, ...(tap ? { tap } : {}) })], {
+    const child = spawn(process.execPath, [childScript('bench/holder-child.js'), JSON.stringify({ url, ...(tap ? { tap } : {}) })], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     return new HolderProcess(child);
