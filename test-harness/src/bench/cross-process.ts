@@ -1,4 +1,4 @@
-import type { HandoffPair } from './handoff.js';
+import { closingOnFailure, type HandoffPair } from './handoff.js';
 import { HolderProcess } from './holder-process.js';
 import { benchKey } from './measure.js';
 import type { LockSubject } from './types.js';
@@ -9,7 +9,7 @@ import type { LockSubject } from './types.js';
  */
 export async function crossProcessPair(url: string, waiter: LockSubject): Promise<HandoffPair> {
   const holder = HolderProcess.start(url);
-  const client = await waiter.client();
+  const client = await closingOnFailure(waiter.client(), () => holder.stop());
   const subject = `${waiter.subject}, cross-process`;
   const key = benchKey('handoff', subject);
   const never = new AbortController().signal;

@@ -27,7 +27,8 @@ export interface HandoffPair {
 
 /** Two clients of one library on a key of their own: one holds, the other waits. */
 export async function inProcessPair(subject: LockSubject): Promise<HandoffPair> {
-  const [holder, waiter] = [await subject.client(), await subject.client()];
+  const holder = await subject.client();
+  const waiter = await closingOnFailure(subject.client(), () => holder.close());
   const key = benchKey('handoff', subject.subject);
   const never = new AbortController().signal;
   return {
@@ -49,6 +50,29 @@ export async function inProcessPair(subject: LockSubject): Promise<HandoffPair> 
     },
     close: async () => void (await Promise.allSettled([holder.close(), waiter.close()])),
   };
+}
+
+/**
+ * Opens every pair at once; if any fails, closes those that opened (the others' clients and child
+ * processes would stay on the server for the rest of the run) and rejects with the first failure.
+ */
+export async function openPairs(openers: readonly (() => Promise<HandoffPair>)[]): Promise<HandoffPair[]> {
+  const opened = await Promise.allSettled(openers.map((open) => open()));
+  const pairs = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = opened.find((result) => result.status === 'rejected');
+  if (!failed) return pairs;
+  await Promise.allSettled(pairs.map((pair) => pair.close()));
+  throw failed.reason;
+}
+
+/** `work`'s value; if it fails, `cleanUp` runs (its own failure ignored) before the failure is passed on. */
+export async function closingOnFailure<T>(work: Promise<T>, cleanUp: () => Promise<unknown>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    await cleanUp().catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

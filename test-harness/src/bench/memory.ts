@@ -1,6 +1,6 @@
 import { createLockProvider } from '@holdfast/core';
 import { contentionTable } from './contention.js';
-import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
 import { holdMany, inProcessHolder } from './hold-many.js';
 import { holdfastSubject } from './holdfast.js';
 import { verrouMemorySubject } from './peers/verrou.js';
@@ -21,7 +21,12 @@ export const memoryBench: BenchModule = {
       sideBySide('uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings),
     );
     await steps.run('hand-off', async () =>
-      handoffSideBySide('hand-off latency', await Promise.all(subjects.map(inProcessPair)), phaseFor(subjects), settings),
+      handoffSideBySide(
+        'hand-off latency',
+        await openPairs(subjects.map((subject) => () => inProcessPair(subject))),
+        phaseFor(subjects),
+        settings,
+      ),
     );
     await steps.run('contention', () => contentionTable(subjects, settings));
     await steps.run('hold many', async () => {

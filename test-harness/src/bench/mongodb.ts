@@ -7,7 +7,7 @@ import { contentionTable } from './contention.js';
 import { countedPass } from './counted.js';
 import { crossProcessPair } from './cross-process.js';
 import { RAW } from './goals.js';
-import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
@@ -68,7 +68,7 @@ export const mongodbBench: BenchModule = {
         ];
       });
       await steps.run('hand-off', async () => {
-        const pairs = [await inProcessPair(holdfast), await crossProcessPair(url, holdfast)];
+        const pairs = await openPairs([() => inProcessPair(holdfast), () => crossProcessPair(url, holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));

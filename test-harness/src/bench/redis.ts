@@ -4,7 +4,7 @@ import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
 import { RAW } from './goals.js';
-import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
@@ -53,7 +53,7 @@ export const redisBench: BenchModule = {
         ),
       );
       await steps.run('hand-off', async () => {
-        const pairs = [...(await Promise.all(subjects.map(inProcessPair))), await crossProcessPair(url, holdfast)];
+        const pairs = await openPairs([...subjects.map((subject) => () => inProcessPair(subject)), () => crossProcessPair(url, holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor(subjects), settings);
       });
       await steps.run('contention', () => contentionTable(subjects, settings, redisCommands(stats)));
