@@ -2,8 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createLockProvider } from '@holdfast/core';
 import { describe, expect, test } from 'vitest';
 import { crossProcessPair } from '../src/bench/cross-process.js';
-import { inProcessPair, openPairs } from '../src/bench/handoff.js';
+import { inProcessPair } from '../src/bench/handoff.js';
 import { providerClient } from '../src/bench/holdfast.js';
+import { openAll } from '../src/bench/open-all.js';
 import type { LockClient, LockSubject } from '../src/bench/types.js';
 import { rejection, until, within } from '../src/helpers/index.js';
 
@@ -61,7 +62,7 @@ test('pairs opened together: when one fails, the others are closed', async () =>
   const first = inProcessPair(counted.subject);
   // Fails once the first pair is open, as the cross-process pair opened after the in-process one did.
   const failing = async () => first.then(() => Promise.reject(new Error(FAILURE)));
-  const error = await within(rejection(openPairs([() => first, failing]), 'openPairs'), 10_000, 'openPairs');
+  const error = await within(rejection(openAll([() => first, failing]), 'openAll'), 10_000, 'openAll');
   expect(String(error)).toContain(FAILURE);
   expect(counted.open.size, 'clients left open').toBe(0);
 });

@@ -3,6 +3,7 @@ import { countedPass } from './counted.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
+import { openAll } from './open-all.js';
 import type { BenchSettings } from './settings.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
 import type { BenchRow } from './types.js';
@@ -34,7 +35,17 @@ export async function crowdedPrefixRows(urlFor: (prefix: string) => string, sett
     const cpuBefore = await childHolder(holder).cpuMicros();
     const wireBefore = await holderWire(holder);
     const started = performance.now();
-    const compared = await sideBySide(group, await Promise.all(subjects.map(({ subject }) => lockRoundTrip(subject))), settings);
+    const compared = await sideBySide(
+      group,
+      await openAll(
+        subjects.map(
+          ({ subject }) =>
+            () =>
+              lockRoundTrip(subject),
+        ),
+      ),
+      settings,
+    );
     rows.push(...compared);
     const ms = performance.now() - started;
     const cpu = (await childHolder(holder).cpuMicros()) - cpuBefore;

@@ -4,8 +4,9 @@ import { crowdedPrefixRows } from './consul-prefix.js';
 import { ConsulHttp, rawGoProtocol, rawTxn } from './consul-raw.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
-import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { holdfastSubject } from './holdfast.js';
+import { openAll } from './open-all.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
 import { Steps } from './steps.js';
 import type { BenchModule } from './types.js';
@@ -38,7 +39,7 @@ export const consulBench: BenchModule = {
         }
       });
       await steps.run('hand-off', async () => {
-        const pairs = await openPairs([() => inProcessPair(holdfast), () => crossProcessPair(urlFor('main'), holdfast)]);
+        const pairs = await openAll([() => inProcessPair(holdfast), () => crossProcessPair(urlFor('main'), holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));

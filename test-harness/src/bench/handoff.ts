@@ -52,19 +52,6 @@ export async function inProcessPair(subject: LockSubject): Promise<HandoffPair> 
   };
 }
 
-/**
- * Opens every pair at once; if any fails, closes those that opened (the others' clients and child
- * processes would stay on the server for the rest of the run) and rejects with the first failure.
- */
-export async function openPairs(openers: readonly (() => Promise<HandoffPair>)[]): Promise<HandoffPair[]> {
-  const opened = await Promise.allSettled(openers.map((open) => open()));
-  const pairs = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const failed = opened.find((result) => result.status === 'rejected');
-  if (!failed) return pairs;
-  await Promise.allSettled(pairs.map((pair) => pair.close()));
-  throw failed.reason;
-}
-
 /** `work`'s value; if it fails, `cleanUp` runs (its own failure ignored) before the failure is passed on. */
 export async function closingOnFailure<T>(work: Promise<T>, cleanUp: () => Promise<unknown>): Promise<T> {
   try {

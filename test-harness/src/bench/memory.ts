@@ -1,8 +1,9 @@
 import { createLockProvider } from '@holdfast/core';
 import { contentionTable } from './contention.js';
-import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { holdMany, inProcessHolder } from './hold-many.js';
 import { holdfastSubject } from './holdfast.js';
+import { openAll } from './open-all.js';
 import { verrouMemorySubject } from './peers/verrou.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
 import { Steps } from './steps.js';
@@ -18,12 +19,12 @@ export const memoryBench: BenchModule = {
     const subjects = [holdfast, verrouMemorySubject()];
     const steps = new Steps(log);
     await steps.run('uncontended', async () =>
-      sideBySide('uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings),
+      sideBySide('uncontended acquire+release', await openAll(subjects.map((subject) => () => lockRoundTrip(subject))), settings),
     );
     await steps.run('hand-off', async () =>
       handoffSideBySide(
         'hand-off latency',
-        await openPairs(subjects.map((subject) => () => inProcessPair(subject))),
+        await openAll(subjects.map((subject) => () => inProcessPair(subject))),
         phaseFor(subjects),
         settings,
       ),

@@ -7,12 +7,13 @@ import { contentionTable } from './contention.js';
 import { countedPass } from './counted.js';
 import { crossProcessPair } from './cross-process.js';
 import { RAW } from './goals.js';
-import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
 import { benchKey } from './measure.js';
 import { describeMongo } from './mongodb-server.js';
+import { openAll } from './open-all.js';
 import type { BenchSettings } from './settings.js';
 import { lockRoundTrip, type RoundTrip, sideBySide } from './side-by-side.js';
 import { Steps } from './steps.js';
@@ -68,7 +69,7 @@ export const mongodbBench: BenchModule = {
         ];
       });
       await steps.run('hand-off', async () => {
-        const pairs = await openPairs([() => inProcessPair(holdfast), () => crossProcessPair(url, holdfast)]);
+        const pairs = await openAll([() => inProcessPair(holdfast), () => crossProcessPair(url, holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));

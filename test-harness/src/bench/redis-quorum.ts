@@ -4,6 +4,7 @@ import { redisServerBinary } from '../servers/binaries.js';
 import { startRedisSet } from '../servers/redis.js';
 import { EVENT_PHASE_MS, handoffSideBySide, inProcessPair } from './handoff.js';
 import { holdfastSubject } from './holdfast.js';
+import { openAll } from './open-all.js';
 import { redlockBeta, redlockSubject, sesameRedlock } from './peers/redlock.js';
 import type { BenchSettings } from './settings.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
@@ -22,7 +23,11 @@ export async function redisQuorumRows(connect: (url: string) => Redis, settings:
       redlockSubject('redlock 5.0.0-beta.2', await redlockBeta(), set.urls, connect),
       redlockSubject('@sesamecare-oss/redlock 1.4', await sesameRedlock(), set.urls, connect),
     ];
-    const rows = await sideBySide('quorum of 3: uncontended acquire+release', await Promise.all(subjects.map(lockRoundTrip)), settings);
+    const rows = await sideBySide(
+      'quorum of 3: uncontended acquire+release',
+      await openAll(subjects.map((subject) => () => lockRoundTrip(subject))),
+      settings,
+    );
     rows.push(...(await handoffSideBySide('quorum of 3: hand-off latency', [await inProcessPair(holdfast)], EVENT_PHASE_MS, settings)));
     return rows;
   } finally {

@@ -4,11 +4,12 @@ import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
 import { RAW } from './goals.js';
-import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
 import { benchKey } from './measure.js';
+import { openAll } from './open-all.js';
 import { quitAll, redisConnector } from './peers/redis-connections.js';
 import { redisSemaphoreSubject } from './peers/redis-semaphore.js';
 import { redlockBeta, redlockSubject, sesameRedlock } from './peers/redlock.js';
@@ -48,12 +49,12 @@ export const redisBench: BenchModule = {
       await steps.run('uncontended', async () =>
         sideBySide(
           'uncontended acquire+release',
-          [rawRoundTrip(connect(url)), ...(await Promise.all(subjects.map(lockRoundTrip)))],
+          await openAll([async () => rawRoundTrip(connect(url)), ...subjects.map((subject) => () => lockRoundTrip(subject))]),
           settings,
         ),
       );
       await steps.run('hand-off', async () => {
-        const pairs = await openPairs([...subjects.map((subject) => () => inProcessPair(subject)), () => crossProcessPair(url, holdfast)]);
+        const pairs = await openAll([...subjects.map((subject) => () => inProcessPair(subject)), () => crossProcessPair(url, holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor(subjects), settings);
       });
       await steps.run('contention', () => contentionTable(subjects, settings, redisCommands(stats)));

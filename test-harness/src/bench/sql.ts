@@ -2,10 +2,11 @@ import { createLockProvider } from '@holdfast/core';
 import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
-import { handoffSideBySide, inProcessPair, openPairs, phaseFor } from './handoff.js';
+import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { childHolder, holdMany } from './hold-many.js';
 import { HolderProcess } from './holder-process.js';
 import { holdfastSubject } from './holdfast.js';
+import { openAll } from './open-all.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
 import { Steps } from './steps.js';
 import type { BenchModule } from './types.js';
@@ -26,7 +27,7 @@ export function sqlBench(kind: 'postgres' | 'mysql', wake: { pollPeriodMs: numbe
       try {
         await steps.run('uncontended', async () => sideBySide('uncontended acquire+release', [await lockRoundTrip(holdfast)], settings));
         await steps.run('hand-off', async () => {
-          const pairs = await openPairs([() => inProcessPair(holdfast), () => crossProcessPair(server.url, holdfast)]);
+          const pairs = await openAll([() => inProcessPair(holdfast), () => crossProcessPair(server.url, holdfast)]);
           return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
         });
         await steps.run('contention', () => contentionTable([holdfast], settings));
