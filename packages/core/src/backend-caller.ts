@@ -48,6 +48,11 @@ export class BackendCaller {
     this.lane = new DeadlineLane(callTimeoutMs);
   }
 
+  /** The provider is closed: from now on no timer outlives the calls in flight. */
+  close(): void {
+    this.lane.close();
+  }
+
   run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds<T> = NO_BOUNDS): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);

@@ -234,6 +234,7 @@ class CoreLockProvider implements LockProvider {
     await this.caller
       .run('close', (call) => this.backendImpl.close(call), { deadline: Math.max(deadline, Date.now() + MIN_CLOSE_SLICE_MS) })
       .catch(() => undefined);
+    this.caller.close();
   }
 
   /** Synchronous when the provider is open, so that a grant costs no extra promise on its way to the caller. */

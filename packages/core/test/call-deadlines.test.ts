@@ -32,18 +32,57 @@ test('each call expires at its own deadline, on one timer re-armed for the oldes
   expect(vi.getTimerCount(), 'nothing pending, no timer').toBe(0);
 });
 
-test('a call that settles before the next tick never sets a timer; the last one to settle clears it', async () => {
+test('a call that settles before the next tick never sets a timer', async () => {
   const lane = new DeadlineLane(5000);
   const expired: string[] = [];
   lane.delete(call(lane, expired, 'quick'));
   await nextTick();
   expect(vi.getTimerCount()).toBe(0);
+  expect(expired).toEqual([]);
+});
+
+test('the idle timer outlives the last call, serves the next one and goes once it fired or the lane closed', async () => {
+  const lane = new DeadlineLane(5000);
+  const expired: string[] = [];
   const slow = call(lane, expired, 'slow');
   await nextTick();
   expect(vi.getTimerCount()).toBe(1);
   await advanceTo(1000);
   lane.delete(slow);
-  expect(vi.getTimerCount()).toBe(0);
-  await advanceTo(10_000);
-  expect(expired).toEqual([]);
+  expect(vi.getTimerCount(), 'kept while idle').toBe(1);
+  call(lane, expired, 'next');
+  await nextTick();
+  expect(vi.getTimerCount(), 'the next call sets no timer of its own').toBe(1);
+  await advanceTo(5000);
+  expect(expired, 'the timer fired for the settled call, then re-armed for the pending one').toEqual([]);
+  expect(vi.getTimerCount()).toBe(1);
+  await advanceTo(6000);
+  expect(expired).toEqual(['next@6000']);
+  expect(vi.getTimerCount(), 'fired with nothing pending: gone').toBe(0);
+  lane.delete(call(lane, expired, 'after'));
+  const last = call(lane, expired, 'last');
+  await nextTick();
+  lane.close();
+  expect(vi.getTimerCount(), 'closed with a call pending: kept for it').toBe(1);
+  lane.delete(last);
+  expect(vi.getTimerCount(), 'closed: cleared with the last call').toBe(0);
+  await advanceTo(20_000);
+  expect(expired).toEqual(['next@6000']);
+});
+
+test("the idle timer keeps no process alive: unref'd while no call is pending, ref'd again for the next", async () => {
+  vi.useRealTimers();
+  const lane = new DeadlineLane(60_000);
+  const refTimers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = refTimers();
+  const first = call(lane, [], 'first');
+  await nextTick();
+  expect(refTimers()).toBe(before + 1);
+  lane.delete(first);
+  expect(refTimers(), "idle: unref'd").toBe(before);
+  const second = call(lane, [], 'second');
+  expect(refTimers(), "pending again: ref'd").toBe(before + 1);
+  lane.delete(second);
+  lane.close();
+  expect(refTimers()).toBe(before);
 });

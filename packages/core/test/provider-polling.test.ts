@@ -97,9 +97,11 @@ test('an abort while an attempt is in flight cancels the call; the late grant is
   await advanceTo(100);
   expect(waiting.error).toBeInstanceOf(LockAbortedError);
   expect(backend.aborts).toEqual(['tryGrant']);
-  expect(vi.getTimerCount()).toBe(0);
+  // The call's own timer is gone; the call lane keeps its idle one, unref'd (call-deadlines.test.ts), until close().
+  expect(vi.getTimerCount()).toBe(1);
   backend.heldBack[0]!();
   await advanceTo(100);
   expect(backend.holders.has('k'), 'the grant that landed late was released').toBe(false);
   await provider.close();
+  expect(vi.getTimerCount()).toBe(0);
 });
