@@ -35,6 +35,19 @@ export function failFastClient(base: RedisOptions, settings: NodeSettings, comma
   });
 }
 
+/**
+ * ioredis arms a timer of `commandTimeoutMs` per command and clears it at the answer. Node keeps one
+ * list per duration and drops it when its last timer goes, so with one command in flight at a time
+ * every command built and tore down that list (a priority-queue insert and removal, a libuv timer
+ * start): 4 us of client CPU per grant and release on an idle machine. An unref'd interval of the
+ * same duration keeps the list, and each command's timer is then a linked-list append. Cleared by `close`.
+ */
+export function keepTimerListFor(commandTimeoutMs: number): { close(): void } {
+  if (!commandTimeoutMs) return { close: () => undefined };
+  const anchor = setInterval(() => undefined, commandTimeoutMs).unref();
+  return { close: () => clearInterval(anchor) };
+}
+
 /** Polite QUIT when connected. */
 export async function quit(client: Redis): Promise<void> {
   if (client.status === 'ready') await client.quit().catch(() => undefined);

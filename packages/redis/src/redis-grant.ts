@@ -6,6 +6,7 @@ import type { NodeSet } from './node-set.js';
 import { EXTEND, RELEASE, REPAIR } from './scripts.js';
 import { SentCommands } from './sent-commands.js';
 import type { Session, Voter } from './session.js';
+import { onTheNode } from './single-node-call.js';
 import { type Bound, UNBOUNDED } from './until-aborted.js';
 
 /**
@@ -17,7 +18,10 @@ export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string
   // Only one server queues waiters (queue-scripts.ts).
   const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
   const run = (client: Redis): Promise<number> => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>;
-  const votes = await nodes.ask(bound, 'release', (client) => (after ? after.after(client, () => run(client)) : run(client)), {
+  const command = (client: Redis): Promise<number> => (after ? after.after(client, () => run(client)) : run(client));
+  // One connected node (nearly always): it answers, or the release failed.
+  if (!nodes.isQuorum && nodes.nodes[0]!.usableSession) return (await onTheNode(nodes, bound, 'release', command)).value === 1;
+  const votes = await nodes.ask(bound, 'release', command, {
     ifNeverConnected: 0,
     decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
   });

@@ -1,6 +1,6 @@
 import { BackendError, InvalidArgumentError } from '@holdfast/core';
 import type { Redis, RedisOptions } from 'ioredis';
-import { dropSocket, failFastClient, type NodeSettings, quit } from './connections.js';
+import { dropSocket, failFastClient, keepTimerListFor, type NodeSettings, quit } from './connections.js';
 import { Session } from './session.js';
 import { untilAborted } from './until-aborted.js';
 
@@ -30,6 +30,7 @@ export class RedisNode {
   private closed = false;
   private lastError: Error | undefined;
   private readonly handshakeTimers = new Map<Redis, NodeJS.Timeout>();
+  private readonly commandTimers: { close(): void };
 
   constructor(
     readonly label: string,
@@ -38,6 +39,7 @@ export class RedisNode {
   ) {
     this.firstAttempt = new Promise((resolve) => (this.settleFirstAttempt = resolve));
     this.client = this.watched(failFastClient(options, settings, settings.commandTimeoutMs));
+    this.commandTimers = keepTimerListFor(settings.commandTimeoutMs);
     this.client.on('ready', () => void this.verify());
     this.client.on('close', () => this.connectionClosed());
     this.client.connect().catch(() => undefined);
@@ -105,6 +107,7 @@ export class RedisNode {
     }
     for (const timer of this.handshakeTimers.values()) clearTimeout(timer);
     this.handshakeTimers.clear();
+    this.commandTimers.close();
   }
 
   /**
