@@ -8,8 +8,8 @@ import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW, TELL_NEXT } from './s
 
 /**
  * Grant in turn: like ACQUIRE, but a free key is refused while a live waiter other than the
- * requester heads its queue. ARGV[6] is the requester's waiter id ('' for a plain attempt, which
- * costs one EXISTS more than ACQUIRE while nobody waits). A waiter's attempt on a key nobody queues
+ * requester heads its queue. ARGV[6] is the requester's waiter id ('' or absent for a plain attempt,
+ * which costs one EXISTS more than ACQUIRE while nobody waits; a plain attempt sends no ARGV[6..8]). A waiter's attempt on a key nobody queues
  * for is a plain attempt that joins the queue, at its head, only if the key is taken: so a waiting
  * acquire needs no plain attempt of its own first. Otherwise its entry is added at the tail if
  * missing (the server forgot it) and its expiry set to now + ARGV[7] ms; ARGV[8]
@@ -20,9 +20,19 @@ import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW, TELL_NEXT } from './s
  * (pttl -2 when the key is free but another waiter's turn, atHead 1 when the requester is next);
  * {-1} when the key is a semaphore's.
  */
-export const ACQUIRE_IN_TURN = new LuaScript(`${FENCE_BUMP}${SERVER_NOW}${QUEUE_HEAD}
-local waiter = ARGV[6]
+export const ACQUIRE_IN_TURN = new LuaScript(`${FENCE_BUMP}${RECORD_GRANT}
+local waiter = ARGV[6] or ''
 local queued = redis.call('exists', KEYS[4]) == 1
+if waiter == '' and not queued then
+  -- A plain attempt while nobody queues (nearly always): the general path below would do the same
+  -- commands (mayTake is true, atHead 0), without defining the queue's functions (a closure each per run).
+  if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
+    return {0, redis.call('pttl', KEYS[1]), 0}
+  end
+  return recordGrant()
+end
+${SERVER_NOW}${QUEUE_HEAD}
 local function enter()
   if not redis.call('zscore', KEYS[4], waiter) then
     redis.call('zadd', KEYS[4], redis.call('hincrby', KEYS[2], 'arrivals', 1), waiter)
@@ -54,7 +64,7 @@ if waiter ~= '' and queued then
   redis.call('zrem', KEYS[4], waiter)
   redis.call('hdel', KEYS[5], waiter)
 end
-${RECORD_GRANT}`);
+return recordGrant()`);
 
 /**
  * A waiter leaves the queue (deadline, abort, failure). If it was next and the key is free, the

@@ -31,11 +31,16 @@ if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {0, redis.call('pttl', KEYS[1]), bump(KEYS[2])}
 end
 local token = bump(KEYS[2])
-redis.call('del', KEYS[3])
-if ARGV[5] == '1' then
-  redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token, 'reason', ARGV[4])
-else
-  redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token)
+local function record()
+  if ARGV[5] == '1' then
+    return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token, 'reason', ARGV[4])
+  end
+  return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token)
+end
+-- One HSET unless a record of an earlier grant outlived its lock key (see RECORD_GRANT in scripts.ts).
+if record() < 4 then
+  redis.call('del', KEYS[3])
+  record()
 end
 redis.call('pexpire', KEYS[3], ARGV[2])
 -- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.

@@ -6,16 +6,17 @@ import { LuaScript } from './lua-script.js';
 // holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
- * Lua: `bump(hash)` increments the key's fencing counter and returns it as a string. A missing
+ * Lua: `bump(hash[, now])` increments the key's fencing counter and returns it as a string. A missing
  * counter (first use of the key, or a server that lost its data) starts at the server's clock in
- * microseconds: above any earlier counter, which grew by at most one per attempt, and attempts take
- * far longer than a microsecond. Shared by plain locks and semaphore slots, so tokens increase across both.
+ * microseconds (`now`, a TIME reply the script already has, or read here): above any earlier counter,
+ * which grew by at most one per attempt, and attempts take far longer than a microsecond. Shared by
+ * plain locks and semaphore slots, so tokens increase across both.
  */
 export const FENCE_BUMP = `
-local function bump(hash)
+local function bump(hash, now)
   local counter = redis.call('hincrby', hash, 'fence', 1)
   if counter == 1 then
-    local now = redis.call('time')
+    now = now or redis.call('time')
     counter = now[1] * 1000000 + now[2]
     redis.call('hset', hash, 'fence', string.format('%.0f', counter))
   end
@@ -33,20 +34,39 @@ end
 `;
 
 /**
- * Lua, the end of a granting script once SET NX succeeded: bumps the fence (KEYS[2]), writes the
- * holder hash (KEYS[3]) from ARGV (lockId, ttlMs, owner, reason, hasReason) and returns
- * {1, token, acquiredAtMs}. Needs FENCE_BUMP and SERVER_NOW.
+ * Lua: `recordGrant()`, the end of a granting script once SET NX succeeded: bumps the fence
+ * (KEYS[2]), writes the holder hash (KEYS[3]) from ARGV (lockId, ttlMs, owner, reason, hasReason)
+ * and returns {1, token, acquiredAtMs}. One TIME serves the record's time and a new counter's start.
+ * Needs FENCE_BUMP.
+ *
+ * The record is one HSET of every field. It replaces what DEL then HSET (and HSET reason) did: a
+ * hash with none of id, owner, at, token is absent (release deletes it, a lapse expires it with the
+ * lock key, the TTLs being equal), so the HSET adds all four and the hash holds exactly this
+ * grant's fields. Fewer added means a record of an earlier grant outlived its lock key (the key
+ * deleted by something that does not know the holder hash): then it is deleted and written again,
+ * so no field of that grant (its reason) is shown as this one's. Every reader (INSPECT, SYNC_TOKEN)
+ * reads the same fields either way.
  */
 export const RECORD_GRANT = `
-local token = bump(KEYS[2])
-local at = string.format('%.0f', nowMs())
-redis.call('del', KEYS[3])
-redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
-if ARGV[5] == '1' then redis.call('hset', KEYS[3], 'reason', ARGV[4]) end
-redis.call('pexpire', KEYS[3], ARGV[2])
--- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
-return {1, token, at}
+local function recordGrant()
+  local now = redis.call('time')
+  local token = bump(KEYS[2], now)
+  local at = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
+  local function record()
+    if ARGV[5] == '1' then
+      return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token, 'reason', ARGV[4])
+    end
+    return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token)
+  end
+  if record() < 4 then
+    redis.call('del', KEYS[3])
+    record()
+  end
+  redis.call('pexpire', KEYS[3], ARGV[2])
+  -- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
+  redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+  return {1, token, at}
+end
 `;
 
 /**
@@ -59,14 +79,15 @@ return {1, token, at}
  * its counter past the holder's token, so the informational token of the next grant exceeds this
  * holder's even if this node is not among the next majority). {-1} when the key is a semaphore's.
  */
-export const ACQUIRE = new LuaScript(`${FENCE_BUMP}${SERVER_NOW}
+export const ACQUIRE = new LuaScript(`${FENCE_BUMP}
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
   local pttl = redis.call('pttl', KEYS[1])
   if ARGV[6] == '1' then return {0, pttl, bump(KEYS[2])} end
   return {0, pttl}
 end
-${RECORD_GRANT}`);
+${RECORD_GRANT}
+return recordGrant()`);
 
 /**
  * Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing,
@@ -129,16 +150,20 @@ end
  * waiter is queued, the message names it ("released <waiterId>"), so only that waiter tries; its
  * provider hears it on its wake channel (the key's channel is for observers).
  */
-export const RELEASE = new LuaScript(`${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
+export const RELEASE = new LuaScript(`
 if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('del', KEYS[1], KEYS[2])
+if not KEYS[3] or redis.call('exists', KEYS[3]) == 0 then
+  -- Nobody queued (nearly always): done before the queue's functions are defined (a closure each per run).
+  redis.call('publish', ARGV[2], 'released')
+  return 1
+end
+${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
 local message = 'released'
-if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then
-  local head = liveHead(KEYS[3], KEYS[4])
-  if head then
-    message = 'released ' .. head
-    tellNext(head)
-  end
+local head = liveHead(KEYS[3], KEYS[4])
+if head then
+  message = 'released ' .. head
+  tellNext(head)
 end
 redis.call('publish', ARGV[2], message)
 return 1

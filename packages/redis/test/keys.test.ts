@@ -75,6 +75,23 @@ describe.skipIf(!redis.url)(`keys in Redis (${redis.label})`, { timeout: 20_000 
     await lock!.release();
   });
 
+  test("a holder record that outlived its lock key (deleted by hand) shows nothing of that grant in the next one's", async () => {
+    const locks = track(createRedisProvider({ url }));
+    const key = newKey();
+    const holder = `holdfast:${key}//holder`;
+    await locks.tryAcquire(key, { ttlMs: 60_000, autoRenew: false, reason: 'the first grant' });
+    await raw!.del(`holdfast:${key}`);
+    const second = await locks.tryAcquire(key, { ttlMs: 10_000 });
+    expect(second).not.toBeNull();
+    const info = await locks.inspect(key);
+    expect(info?.reason, "the first grant's reason is gone").toBeUndefined();
+    expect(info?.token).toBe(second!.token);
+    expect(Object.keys(await raw!.hgetall(holder)).sort()).toEqual(['at', 'id', 'owner', 'token']);
+    expect(await raw!.pttl(holder), "the record expires with this grant's lease").toBeLessThanOrEqual(10_000);
+    await second!.release();
+    expect(await raw!.exists(holder)).toBe(0);
+  });
+
   test("by default an app's own data key of the same name does not make the lock busy", async () => {
     const key = newKey();
     await raw!.set(key, 'application data');
