@@ -20,13 +20,16 @@ export class Votes<T> {
     /** Nodes asked; those that have not answered yet are neither answers nor errors. */
     readonly nodes: number,
   ) {
-    for (const result of results) {
-      if (result.status === 'fulfilled') {
-        this.answers.push(result.value.value);
-        this.voters.push(result.value);
-      } else {
-        this.errors.push(result.reason);
-      }
+    for (const result of results) this.add(result);
+  }
+
+  /** One more node's result (poll() fills one Votes as the answers come, rather than a new one per answer). */
+  add(result: PromiseSettledResult<Answer<T>>): void {
+    if (result.status === 'fulfilled') {
+      this.answers.push(result.value.value);
+      this.voters.push(result.value);
+    } else {
+      this.errors.push(result.reason);
     }
   }
 
@@ -41,7 +44,9 @@ export class Votes<T> {
   }
 
   count(predicate: (answer: T) => boolean): number {
-    return this.answers.filter(predicate).length;
+    let count = 0;
+    for (const answer of this.answers) if (predicate(answer)) count++;
+    return count;
   }
 
   /**
@@ -101,22 +106,23 @@ export function poll<T>(
     );
   }
   return new Promise((resolve) => {
-    const results: PromiseSettledResult<Answer<T>>[] = [];
+    // Filled as the answers come; once resolved it is not touched again (later answers go to `late`).
+    const votes = new Votes<T>([], quorum, nodes.length);
     let finished = false;
     let grace: NodeJS.Timeout | undefined;
     const finish = (): void => {
       finished = true;
       clearTimeout(grace);
-      resolve(new Votes(results, quorum, nodes.length));
+      resolve(votes);
     };
     const settle = (result: PromiseSettledResult<Answer<T>>): void => {
-      results.push(result);
       if (finished) {
         if (result.status === 'fulfilled') decision?.late?.(result.value);
         return;
       }
-      if (results.length === nodes.length) finish();
-      else if (grace === undefined && decision?.decided(new Votes(results, quorum, nodes.length))) {
+      votes.add(result);
+      if (votes.pending === 0) finish();
+      else if (grace === undefined && decision?.decided(votes)) {
         if (decision.graceMs) grace = setTimeout(finish, decision.graceMs);
         else finish();
       }
