@@ -1,19 +1,26 @@
 #!/usr/bin/env node
-// Uncontended acquire+release on one private redis-server (issue 15's per-operation floor): the
-// raw floor (SET NX PX, then a compare-and-delete EVALSHA) beside one or more builds of Holdfast,
-// in short alternating slices so that load affects them alike; rates, ratios to raw and the client
-// CPU per operation (a figure load moves less than the rate). Not a test: it prints figures.
+// Uncontended acquire+release (issue 15's per-operation goals) on one private redis-server, or
+// (--quorum) on 3: the raw floor and redlock beside one or more builds of Holdfast, in short
+// alternating slices so that load affects them alike; rates, ratios to raw and to redlock, and the
+// client CPU per operation (a figure load moves less than the rate). Not a test: it prints figures.
 // Build first (npm run build), then
-//   node scripts/measure-uncontended.mjs [label=path/to/redis/dist/index.js ...] [--seconds=4] [--slice-ms=250] [--quorum]
-//     [--only=<label|raw>]
-// Without labels it measures this package's dist/index.js. --quorum runs on 3 servers (the raw
-// floor then sends both commands to every node and settles on a majority, as redlock does; on one
-// server it is the bench's floor: SET NX PX, then EVAL of the compare-and-delete source).
+//   node scripts/measure-uncontended.mjs [label=path/to/redis/dist/index.js ...] [--quorum] [--parts]
+//     [--seconds=4] [--slice-ms=250] [--only=<case>]
+// Without labels it measures this package's dist/index.js. A build resolves @holdfast/core from the
+// node_modules above it: to measure an older build honestly (with its own core), copy its redis and
+// core dist, each with its package.json, to <dir>/node_modules/@holdfast/{redis,core}, link
+// <dir>/node_modules/ioredis to this workspace's, and pass <dir>/node_modules/@holdfast/redis/dist/index.js.
+// The raw floor is SET NX PX, then a compare-and-delete script: on one server EVAL of its source on a
+// default client (the bench's floor); on a quorum EVALSHA, each command sent to every node and
+// settled by a majority, as redlock does. --parts adds, for the first build, its two scripts on bare
+// clients (no Holdfast client code: the server's share) and its backend without core (the adapter).
 // --only runs one case alone (for `node --cpu-prof`).
 import { loadavg } from 'node:os';
+import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startRedisSet } from '@holdfast/test-harness/servers';
 import { Redis } from 'ioredis';
+import Redlock from 'redlock';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => args.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
@@ -29,11 +36,19 @@ const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 const set = await startRedisSet(quorum ? 3 : 1);
 const [first, ...others] = set.urls.map((url) => new URL(url).host);
 const url = quorum ? `redis://${first}?quorum=${others.join(',')}` : set.urls[0];
+const needed = Math.floor(set.urls.length / 2) + 1;
 let keys = 0;
 const newKey = (what) => `measure/${process.pid}/${what}-${++keys}`;
+const bareClients = (options) => {
+  const clients = set.urls.map((node) => new Redis(node, options));
+  const close = async () => {
+    for (const client of clients) client.disconnect();
+  };
+  return { clients, close };
+};
 
 /** Settles once `needed` of `promises` fulfilled; rejects once that can no longer happen. */
-function majority(promises, needed) {
+function majority(promises) {
   return new Promise((resolve, reject) => {
     let yes = 0;
     let no = 0;
@@ -46,38 +61,33 @@ function majority(promises, needed) {
 }
 
 async function rawCase() {
-  const clients = set.urls.map((node) => new Redis(node));
+  const { clients, close } = bareClients();
   const shas = await Promise.all(clients.map((client) => client.script('LOAD', RELEASE)));
   const key = newKey('raw');
-  const needed = Math.floor(clients.length / 2) + 1;
   let ops = 0;
-  return {
-    label: 'raw',
-    async once() {
-      const value = `v${++ops}`;
-      if (clients.length === 1) {
-        // As the bench's floor does it (test-harness/src/bench/redis.ts), on a default ioredis client.
-        if ((await clients[0].set(key, value, 'PX', 10_000, 'NX')) !== 'OK') throw new Error('raw SET NX found the key busy');
-        await clients[0].eval(RELEASE, 1, key, value);
-        return;
-      }
-      await majority(
-        clients.map((client) =>
-          client.set(key, value, 'PX', 10_000, 'NX').then((ok) => {
-            if (ok !== 'OK') throw new Error('raw SET NX found the key busy');
-          }),
-        ),
-        needed,
-      );
-      await majority(
-        clients.map((client, i) => client.evalsha(shas[i], 1, key, value)),
-        needed,
-      );
-    },
-    close: async () => {
-      for (const client of clients) client.disconnect();
-    },
-  };
+  const setNx = (client, value) =>
+    client.set(key, value, 'PX', 10_000, 'NX').then((ok) => {
+      if (ok !== 'OK') throw new Error('raw SET NX found the key busy');
+    });
+  async function once() {
+    const value = `v${++ops}`;
+    if (clients.length === 1) {
+      // As the bench's floor does it (test-harness/src/bench/redis.ts), on a default ioredis client.
+      await setNx(clients[0], value);
+      await clients[0].eval(RELEASE, 1, key, value);
+      return;
+    }
+    await majority(clients.map((client) => setNx(client, value)));
+    await majority(clients.map((client, i) => client.evalsha(shas[i], 1, key, value)));
+  }
+  return { label: 'raw', once, close };
+}
+
+async function redlockCase() {
+  const { clients, close } = bareClients();
+  const locks = new Redlock(clients, { retryCount: 0 });
+  const key = newKey('redlock');
+  return { label: 'redlock', once: async () => (await locks.acquire([key], 10_000)).release(), close };
 }
 
 async function holdfastCase(label, path) {
@@ -95,6 +105,61 @@ async function holdfastCase(label, path) {
   };
 }
 
+/** A build's own modules (its dist folder). */
+const modules = (path, ...names) => Promise.all(names.map((name) => import(pathToFileURL(`${dirname(path)}/${name}.js`).href)));
+
+/** The build's grant and release scripts on bare clients, with the keys and arguments its adapter sends. */
+async function scriptsCase(label, path) {
+  const [{ KeyNames }, scripts, queue, quorumScripts] = await modules(path, 'key-names', 'scripts', 'queue-scripts', 'quorum-scripts');
+  const { clients, close } = bareClients();
+  const names = new KeyNames('holdfast:', 0).of(newKey('scripts'));
+  const grant = quorum ? quorumScripts.QUORUM_ACQUIRE : queue.ACQUIRE_IN_TURN;
+  const grantKeys = quorum
+    ? [names.lock, names.fence, names.holder]
+    : [names.lock, names.fence, names.holder, names.queue, names.queueExpiries];
+  const releaseKeys = quorum ? [names.lock, names.holder] : [names.lock, names.holder, names.queue, names.queueExpiries];
+  // Builds before the plain attempt's short arguments need the waiter's three.
+  const waiterArgs = quorum ? [] : grant.source.includes("ARGV[6] or ''") ? [] : ['', 0, 2000];
+  let ops = 0;
+  async function once() {
+    const id = `scripts-${++ops}`;
+    const grantArgs = [id, 10_000, 'measure', '', '0', ...(quorum ? [Date.now()] : waiterArgs)];
+    await majority(clients.map((client) => grant.run(client, grantKeys, grantArgs)));
+    await majority(clients.map((client) => scripts.RELEASE.run(client, releaseKeys, [id, names.channel])));
+  }
+  return { label: `${label}: scripts alone`, once, close };
+}
+
+/** The build's backend without core: its grant attempt and release, as core calls them. */
+async function adapterCase(label, path) {
+  const [{ KeyNames }, { NodeSet }, { RedisBackend }, { SingleNodeBackend }, { RedisNode }] = await modules(
+    path,
+    'key-names',
+    'node-set',
+    'redis-backend',
+    'single-node-backend',
+    'redis-node',
+  );
+  const settings = { db: 0, commandTimeoutMs: 2000, connectTimeoutMs: 3000 };
+  const nodes = set.urls.map((node) => {
+    const { hostname, port } = new URL(node);
+    return new RedisNode(`redis ${hostname}:${port}`, { host: hostname, port: Number(port) }, settings);
+  });
+  const nodeSet = new NodeSet(nodes, { driftFactor: 0.01, straggleMs: 250 });
+  const Backend = quorum ? RedisBackend : SingleNodeBackend;
+  const backend = new Backend(nodeSet, new KeyNames('holdfast:', 0), { pollIntervalMs: 2000, splitVoteRetries: 3, retryJitterMs: 50 });
+  const call = { signal: new AbortController().signal };
+  const key = newKey('adapter');
+  let ops = 0;
+  async function once() {
+    const request = { key, lockId: `adapter-${++ops}`, owner: 'measure', ttlMs: 10_000, autoRenew: true, onLost: () => undefined };
+    const outcome = await backend.tryGrant(request, call);
+    if (!outcome.granted) throw new Error('adapter: busy');
+    await outcome.grant.release(call);
+  }
+  return { label: `${label}: adapter alone`, once, close: () => backend.close(call) };
+}
+
 async function slice(subject, ms) {
   const start = performance.now();
   const cpu = process.cpuUsage();
@@ -107,32 +172,48 @@ async function slice(subject, ms) {
   return { done, ms: performance.now() - start, cpuUs: used.user + used.system };
 }
 
-const cases = [await rawCase()];
+const cases = [await rawCase(), await redlockCase()];
 for (const [label, path] of implementations) cases.push(await holdfastCase(label, path));
+if (args.includes('--parts')) cases.push(await adapterCase(...implementations[0]), await scriptsCase(...implementations[0]));
 const measured = only ? cases.filter((subject) => subject.label === only) : cases;
 if (measured.length === 0) throw new Error(`--only=${only} names no case (${cases.map((c) => c.label).join(', ')})`);
-const totals = measured.map(() => ({ done: 0, ms: 0, cpuUs: 0 }));
+const totals = measured.map(() => ({ done: 0, ms: 0, cpuUs: 0, rates: [] }));
 const load = [loadavg()[0]];
 try {
   for (const subject of measured) await slice(subject, 300); // connect, load scripts, warm up the JIT
   for (let round = 0; round < Math.max(1, Math.round((seconds * 1000) / sliceMs)); round++) {
-    for (const [i, subject] of measured.entries()) {
+    // Every other round in reverse order, so that no case always follows the same one.
+    const order = round % 2 === 1 ? [...measured.entries()].reverse() : [...measured.entries()];
+    for (const [i, subject] of order) {
       const result = await slice(subject, sliceMs);
       totals[i].done += result.done;
       totals[i].ms += result.ms;
       totals[i].cpuUs += result.cpuUs;
+      totals[i].rates.push((result.done / result.ms) * 1000);
     }
   }
   load.push(loadavg()[0]);
-  const rawRate = measured[0].label === 'raw' ? (totals[0].done / totals[0].ms) * 1000 : undefined;
+  const rateOf = (label) => {
+    const i = measured.findIndex((subject) => subject.label === label);
+    return i < 0 ? undefined : (totals[i].done / totals[i].ms) * 1000;
+  };
+  const [rawRate, redlockRate] = [rateOf('raw'), rateOf('redlock')];
+  const redlockSlices = totals[measured.findIndex((subject) => subject.label === 'redlock')]?.rates;
   console.log(
     `${quorum ? 'quorum of 3' : 'one redis-server'}; ${seconds} s per case in ${sliceMs} ms slices; load ${load.map((n) => n.toFixed(2)).join(' -> ')}`,
   );
   for (const [i, subject] of measured.entries()) {
-    const { done, ms, cpuUs } = totals[i];
+    const { done, ms, cpuUs, rates } = totals[i];
     const rate = (done / ms) * 1000;
     const ratio = rawRate ? ` ${(rate / rawRate).toFixed(2)}x raw;` : '';
-    console.log(`${subject.label}: ${Math.round(rate).toLocaleString('en')} ops/s;${ratio} client CPU ${(cpuUs / done).toFixed(1)} us/op`);
+    // The median of the slice pairs is less moved by a burst of load than the overall ratio.
+    const pairs = redlockSlices && rates.map((value, slot) => value / redlockSlices[slot]).sort((a, b) => a - b);
+    const vsRedlock = redlockRate
+      ? ` ${(rate / redlockRate).toFixed(2)}x redlock (slice median ${pairs[pairs.length >> 1].toFixed(2)});`
+      : '';
+    console.log(
+      `${subject.label}: ${Math.round(rate).toLocaleString('en')} ops/s;${ratio}${vsRedlock} client CPU ${(cpuUs / done).toFixed(1)} us/op`,
+    );
   }
 } finally {
   await Promise.all(cases.map((subject) => subject.close()));
