@@ -10,9 +10,9 @@
 // node_modules above it: to measure an older build honestly (with its own core), copy its redis and
 // core dist, each with its package.json, to <dir>/node_modules/@holdfast/{redis,core}, link
 // <dir>/node_modules/ioredis to this workspace's, and pass <dir>/node_modules/@holdfast/redis/dist/index.js.
-// The raw floor is SET NX PX, then a compare-and-delete script: on one server EVAL of its source on a
-// default client (the bench's floor); on a quorum EVALSHA, each command sent to every node and
-// settled by a majority, as redlock does. --parts adds, for the first build, its two scripts on bare
+// The raw floor is SET NX PX, then a compare-and-delete script by EVALSHA: on one server on a
+// default client (the bench's floor); on a quorum each command sent to every node and settled by a
+// majority, as redlock does. --parts adds, for the first build, its two scripts on bare
 // clients (no Holdfast client code: the server's share) and its backend without core (the adapter).
 // --only runs one case alone (for `node --cpu-prof`).
 import { loadavg } from 'node:os';
@@ -74,7 +74,7 @@ async function rawCase() {
     if (clients.length === 1) {
       // As the bench's floor does it (test-harness/src/bench/redis.ts), on a default ioredis client.
       await setNx(clients[0], value);
-      await clients[0].eval(RELEASE, 1, key, value);
+      await clients[0].evalsha(shas[0], 1, key, value);
       return;
     }
     await majority(clients.map((client) => setNx(client, value)));
