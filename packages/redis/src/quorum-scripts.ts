@@ -1,5 +1,5 @@
 import { LuaScript } from './lua-script.js';
-import { FENCE_BUMP } from './scripts.js';
+import { FENCE_BUMP, WRITE_HOLDER } from './scripts.js';
 
 /**
  * Quorum only: brings a node's fencing counter up to `floor` (at least the grant's token), so that
@@ -25,25 +25,12 @@ return 1
  * Returns {1, token} when granted, {0, pttl, counter} when busy (the counter moves too, see
  * ACQUIRE), {-1} when the key is a semaphore's.
  */
-export const QUORUM_ACQUIRE = new LuaScript(`${FENCE_BUMP}
+export const QUORUM_ACQUIRE = new LuaScript(`${FENCE_BUMP}${WRITE_HOLDER}
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
   return {0, redis.call('pttl', KEYS[1]), bump(KEYS[2])}
 end
 local token = bump(KEYS[2])
-local function record()
-  if ARGV[5] == '1' then
-    return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token, 'reason', ARGV[4])
-  end
-  return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', ARGV[6], 'token', token)
-end
--- One HSET unless a record of an earlier grant outlived its lock key (see RECORD_GRANT in scripts.ts).
-if record() < 4 then
-  redis.call('del', KEYS[3])
-  record()
-end
-redis.call('pexpire', KEYS[3], ARGV[2])
--- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
-redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+writeHolder(ARGV[6], token)
 return {1, token}
 `);

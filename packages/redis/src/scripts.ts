@@ -34,10 +34,9 @@ end
 `;
 
 /**
- * Lua: `recordGrant()`, the end of a granting script once SET NX succeeded: bumps the fence
- * (KEYS[2]), writes the holder hash (KEYS[3]) from ARGV (lockId, ttlMs, owner, reason, hasReason)
- * and returns {1, token, acquiredAtMs}. One TIME serves the record's time and a new counter's start.
- * Needs FENCE_BUMP.
+ * Lua: `writeHolder(at, token)`, the holder hash (KEYS[3]) of a grant from ARGV (lockId, ttlMs,
+ * owner, reason, hasReason), expiring with the lock key, and the fence hash (KEYS[2]) cleared of
+ * what versions up to 0.1 kept there.
  *
  * The record is one HSET of every field. It replaces what DEL then HSET (and HSET reason) did: a
  * hash with none of id, owner, at, token is absent (release deletes it, a lapse expires it with the
@@ -47,11 +46,8 @@ end
  * so no field of that grant (its reason) is shown as this one's. Every reader (INSPECT, SYNC_TOKEN)
  * reads the same fields either way.
  */
-export const RECORD_GRANT = `
-local function recordGrant()
-  local now = redis.call('time')
-  local token = bump(KEYS[2], now)
-  local at = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
+export const WRITE_HOLDER = `
+local function writeHolder(at, token)
   local function record()
     if ARGV[5] == '1' then
       return redis.call('hset', KEYS[3], 'id', ARGV[1], 'owner', ARGV[3], 'at', at, 'token', token, 'reason', ARGV[4])
@@ -65,6 +61,20 @@ local function recordGrant()
   redis.call('pexpire', KEYS[3], ARGV[2])
   -- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
   redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
+end
+`;
+
+/**
+ * Lua: `recordGrant()`, the end of a granting script once SET NX succeeded: bumps the fence
+ * (KEYS[2]), writes the holder record (WRITE_HOLDER) and returns {1, token, acquiredAtMs}. One TIME
+ * serves the record's time and a new counter's start. Needs FENCE_BUMP.
+ */
+export const RECORD_GRANT = `${WRITE_HOLDER}
+local function recordGrant()
+  local now = redis.call('time')
+  local token = bump(KEYS[2], now)
+  local at = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
+  writeHolder(at, token)
   return {1, token, at}
 end
 `;
