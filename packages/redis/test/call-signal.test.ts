@@ -1,5 +1,7 @@
 import type { CallContext, GrantRequest } from '@holdfast/core/backend';
+import { until } from '@holdfast/test-harness/helpers';
 import { needLocalBinary } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KeyNames } from '../src/key-names.js';
 import { NodeSet } from '../src/node-set.js';
@@ -82,6 +84,24 @@ describe.skipIf((await needLocalBinary('redis-server')) !== null)('the grant pat
     const call = { signal: new AbortController().signal };
     const first = await backend.tryGrant(request('quorum'), call);
     expect(first.granted && (await first.grant.release(call))).toBe(true);
+    // A call settles on a majority: under load the third node's grant, sync or release may land later,
+    // and a next grant that finds the nodes uneven syncs them again (reading the signal, rightly).
+    const keys = new KeyNames('holdfast:', 0).of('quorum');
+    const clients = servers.map((server) => new Redis({ port: server.port, lazyConnect: true }));
+    try {
+      await until(
+        async () => {
+          const states = await Promise.all(
+            clients.map(async (client) => [await client.exists(keys.lock), await client.hget(keys.fence, 'fence')]),
+          );
+          return states.every(([held, counter]) => held === 0 && counter === states[0]![1]);
+        },
+        5_000,
+        'every node free, with level counters',
+      );
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
     const outcome = await backend.tryGrant(request('quorum'), callWithoutSignal());
     expect(outcome.granted).toBe(true);
     const grant = outcome.granted ? outcome.grant : undefined;
