@@ -31,13 +31,23 @@ describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first 
     // Node a counts far ahead, as a node does whose counter started afresh at its clock after a restart.
     await onNode(a, (client) => client.hincrby(`${DEFAULT_PREFIX}${key}//holdfast`, 'fence', 1_000_000_000));
 
+    const fenceOfC = async (): Promise<number> =>
+      Number(await onNode(c, (client) => client.hget(`${DEFAULT_PREFIX}${key}//holdfast`, 'fence')));
+    const counterOfC = await fenceOfC();
     c.pause();
     const first = await within(locks.tryAcquire(key), 5000, 'grant decided by a and b');
     expect(first).not.toBeNull();
     await within(first!.release(), 5000, 'release decided by a and b');
     c.resume();
-    // An inspect waits for every node: c has run the queued grant and release on the holder's connections.
+    // c must have run the queued grant (its counter moved) and then the release, which is sent only once
+    // that grant has settled there (SentCommands): a grant asked before the release lands could reach c
+    // first and find the key busy, and with a paused no majority would form.
     await within(locks.inspect(key), 5000, 'inspect');
+    await until(
+      async () => (await fenceOfC()) > counterOfC && (await onNode(c, (client) => client.exists(`${DEFAULT_PREFIX}${key}`))) === 0,
+      5000,
+      'c ran the queued grant and its release',
+    );
 
     a.pause();
     const second = await within(locks.tryAcquire(key), 5000, 'grant decided by b and c');
