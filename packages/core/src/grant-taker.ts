@@ -49,6 +49,9 @@ export class GrantTaker {
       });
     if (!outcome.granted) {
       attempt.busy = outcome;
+      // A refused attempt may also have been undone where it landed (a quorum's minority), and that
+      // owner-checked undo can reach a server after the next attempt's grant: never under the same lockId.
+      renewLockId(attempt);
       return null;
     }
     const grant = outcome.grant;

@@ -116,6 +116,26 @@ describe('every backend call is bounded', () => {
     await provider.close();
   });
 
+  test('a waiting acquire retries a busy attempt under a new lockId, so an undo of its minority cannot free the retry', async () => {
+    const { backend, provider } = setup({ pollIntervalMs: 20 });
+    const first = await provider.acquire('k');
+    const lockIds: string[] = [];
+    const tryGrant = backend.tryGrant.bind(backend);
+    backend.tryGrant = (request, call) => {
+      lockIds.push(request.lockId);
+      return tryGrant(request, call);
+    };
+    const waiting = provider.acquire('k', { waitMs: 3000 });
+    await expect.poll(() => lockIds.length, { timeout: 1000, interval: 5, message: 'no busy attempt' }).toBeGreaterThanOrEqual(1);
+    await first.release();
+    const lock = await waiting;
+    expect(lockIds.length, 'at least one busy attempt, then the grant').toBeGreaterThanOrEqual(2);
+    expect(new Set(lockIds).size, 'each attempt had its own lockId').toBe(lockIds.length);
+    expect(backend.holders.get('k')).toBe(lockIds.at(-1));
+    await lock.release();
+    await provider.close();
+  });
+
   test('a waiting acquire retries backend failures until it gets the lock', async () => {
     const { backend, provider } = setup();
     backend.behaviour.tryGrant = 'fail';

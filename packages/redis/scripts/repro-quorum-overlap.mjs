@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Reproduces a double grant on a Redis quorum of 3 (found 2026-11-28, not yet understood; present at
-// 9e3de1a too): 3 providers in one process, 6 workers looping acquire -> hold one setImmediate ->
-// release on one key, 25 grants each, up to 12 rounds. Prints OVERLAP with both holders (worker,
-// provider index, lockId, token) when a grant comes while another holder has not released. Seen:
-// both holders of the same provider, consecutive tokens, different lockIds, about 1 round in 7;
-// conformance case 5 on the quorum fails about 1 run in 4-6 the same way. Not a test: it prints.
+// Reproduces the double grant on a Redis quorum of 3 found on 2026-11-28 (present since the quorum's
+// minority undo; fixed in core: a refused attempt's retry gets a new lockId): 3 providers in one process,
+// 6 workers looping acquire -> hold one setImmediate -> release on one key, 25 grants each, 12 rounds.
+// Prints OVERLAP with both holders (worker, provider index, lockId, token) when a grant comes while
+// another holder has not released. Before the fix: an overlap in about 1 run of 12 rounds in 2, the late
+// holder's key left on one node only; conformance case 5 on the quorum failed about 1 run in 4-6.
+// Cause: a refused attempt undoes its minority, waiting for a majority of answers; the retry reused the
+// lockId, so the undo still on its way to the third node deleted the retry's grant there. Not a test.
 //   node scripts/repro-quorum-overlap.mjs   (after npm run build)
 import { createLockProvider } from '@holdfast/core';
 import '@holdfast/redis';
