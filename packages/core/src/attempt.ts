@@ -1,4 +1,4 @@
-import { type BackendGrant, type Busy, busy, type GrantRequest, type SlotRequest } from './backend.js';
+import { type Busy, busy, type GrantRequest, type QueuePlace, type SlotRequest } from './backend.js';
 import type { HeldLock } from './held-lock.js';
 import { newLockId } from './identity.js';
 import type { ValidatedAcquire } from './validation.js';
@@ -6,11 +6,11 @@ import type { ValidatedAcquire } from './validation.js';
 /** One acquisition in progress: its request (renewed after an abandoned call) and what it learned. */
 export interface Attempt {
   handle: HeldLock | undefined;
-  /** Granted through the backend's own queue (acquireQueued) rather than one request. */
-  queued: boolean;
   readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
+  /** The last call core stopped waiting for: leaving the queue waits until it settled (it may land late). */
+  lateCall: Promise<unknown> | undefined;
   /** The last busy answer, handed to the wait that follows it. */
   busy: Busy;
   /** Replaced (new lockId) after an abandoned call; see renewLockId(). */
@@ -33,10 +33,10 @@ export function newAttempt(key: string, owner: string, validated: ValidatedAcqui
       : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, limit };
   const attempt: Attempt = {
     handle: undefined,
-    queued: false,
     startedAt: now,
     sentAt: now,
     pendingLoss: undefined,
+    lateCall: undefined,
     busy: NOTHING_YET,
     request,
   };
@@ -56,12 +56,17 @@ export function isSlotRequest(request: GrantRequest): request is SlotRequest {
 }
 
 /**
- * The lease is timed on the local clock from the moment the request was sent: the server granted
- * no earlier than that, so the holder's idea of the lease can only end before the server's does.
- * A server timestamp is never trusted for this (clocks differ). A queued grant (an in-process FIFO
- * hand-off, same clock) starts when it was handed off.
+ * The lease is timed on the local clock from the moment the granting request was sent: the server
+ * granted no earlier than that, so the holder's idea of the lease can only end before the server's
+ * does. A server timestamp is never trusted for this (clocks differ).
  */
-export function leaseStartOf(attempt: Attempt, grant: BackendGrant): number {
-  if (!attempt.queued) return attempt.sentAt;
-  return Math.max(attempt.sentAt, Math.min(Date.now(), grant.acquiredAt.getTime()));
+export function leaseStartOf(attempt: Attempt): number {
+  return attempt.sentAt;
+}
+
+/** A waiting acquire's attempts carry one place in line (see QueuePlace); its lockIds still change. */
+export function joinLine(attempt: Attempt, deadline: number): QueuePlace {
+  const place: QueuePlace = { id: newLockId(), until: deadline };
+  attempt.request = { ...attempt.request, place };
+  return place;
 }

@@ -10,7 +10,7 @@ export type {
   GrantOutcome,
   GrantRequest,
   LockBackend,
-  QueuedWait,
+  QueuePlace,
   SlotRequest,
   WaitOptions,
 } from './backend.js';

@@ -15,6 +15,23 @@ export interface GrantRequest {
   readonly autoRenew: boolean;
   /** The adapter calls this when it learns by itself that the grant is gone (monitor, push, takeover). */
   readonly onLost: (detail: string, cause?: unknown) => void;
+  /**
+   * Present on every attempt of a waiting acquire, absent on a single attempt (tryAcquire, waitMs 0),
+   * which must never join a queue. The same for all attempts of one acquire while their lockIds change.
+   */
+  readonly place?: QueuePlace;
+}
+
+/**
+ * A waiting acquire's place in line. A backend with a server-side queue (FIFO hand-off) joins or
+ * refreshes the queue with it on a busy attempt and grants a place only in its turn; a backend
+ * without one ignores it. Core calls `leaveQueue` once the acquire ends without handing out a lock.
+ */
+export interface QueuePlace {
+  /** Unique per waiting acquire. */
+  readonly id: string;
+  /** The caller's deadline (epoch ms; Infinity when it waits without limit): a place need not outlive it. */
+  readonly until: number;
 }
 
 /** One attempt at a semaphore slot: at most `limit` grants of the key at once. */
@@ -70,17 +87,12 @@ export interface Granted {
 
 export type GrantOutcome<Wake = unknown> = Granted | Busy<Wake>;
 
-export interface QueuedWait {
-  readonly signal: AbortSignal;
-  readonly deadline: number;
-  /** For a backend whose queued acquire tries first: called once its first attempt found the key taken. */
-  readonly onWaiting?: () => void;
-}
-
 export interface WaitOptions {
   readonly signal: AbortSignal;
   /** Upper bound for this wait, in ms (always finite). */
   readonly timeoutMs: number;
+  /** The waiting acquire's place in line (the request's), absent for observers of the key. */
+  readonly place?: QueuePlace;
 }
 
 /**
@@ -91,26 +103,25 @@ export interface WaitOptions {
 export interface LockBackend<Wake = unknown> {
   readonly name: string;
   readonly capabilities: Capabilities;
-  /** One attempt. Throws LockConflictError for a key used otherwise, BackendError on failure. */
+  /**
+   * One attempt. Throws LockConflictError for a key used otherwise, BackendError on failure (which a
+   * waiting acquire retries). With `request.place`, a backend with a queue joins or refreshes it
+   * when busy and grants only in the place's turn.
+   */
   tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<Wake>>;
   /**
-   * Optional: a native queued acquire (FIFO backends). Resolves to a grant, or null when the
-   * deadline passes; rejects with the signal's reason when aborted, leaving no queue entry behind.
-   */
-  acquireQueued?(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null>;
-  /**
-   * Optional, with acquireQueued: its first attempt grants a free key (nobody queued for it, on a
-   * backend whose queue decides that; Consul's first attempt, like a `consul lock` waiter, does not
-   * ask the queue), so a waiting acquire goes straight to it, without core's own attempt first (one
-   * request less per contended grant). acquireQueued then calls `wait.onWaiting` once that attempt
-   * found the key taken.
-   */
-  readonly queuedAcquireTriesFirst?: boolean;
-  /**
-   * Optional: resolve when the key may have become free, or after `timeoutMs`, whichever comes
-   * first (never reject on timeout). `busy` is the answer of the attempt just before. Without it core polls.
+   * Optional: resolve when another attempt is worth making (the key may have become free, the
+   * place reached the head of its queue, the place needs refreshing), or after `timeoutMs`,
+   * whichever comes first (never reject on timeout). `busy` is the answer of the attempt just
+   * before. Without it core polls every `pollIntervalMs`.
    */
   waitForChange?(key: string, busy: Busy<Wake>, options: WaitOptions): Promise<void>;
+  /**
+   * Optional, for a backend that queues places: a waiting acquire whose attempts carried `place`
+   * ended without a lock (deadline, abort, failure, a grant core could not hand out). Remove the
+   * place so nobody behind it waits for it; a no-op when it holds no place. Called once, in the background.
+   */
+  leaveQueue?(key: string, place: QueuePlace, call: CallContext): Promise<void>;
   /**
    * Frees whatever `request` may have been granted although its answer never reached core (the
    * caller gave up, the reply was lost). Owner-checked by `request.lockId`; a no-op when nothing landed.

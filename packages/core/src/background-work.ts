@@ -1,5 +1,5 @@
 import { pause } from './abort.js';
-import type { BackendGrant, GrantRequest, LockBackend } from './backend.js';
+import type { BackendGrant, GrantRequest, LockBackend, QueuePlace } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 
 /** A lost grant is let go of for at least twice this long, whatever its TTL. */
@@ -26,6 +26,17 @@ export class BackgroundWork {
         .catch(() => undefined)
         .then(() => this.caller.run('release', (call) => this.backend.abandon(request, call)))
         .catch(() => undefined),
+    );
+  }
+
+  /** A waiting acquire ended without a lock: its place in the backend's queue goes (see LockBackend.leaveQueue). */
+  leaveQueue(key: string, place: QueuePlace, lateCall: Promise<unknown> | undefined): void {
+    const backend = this.backend;
+    if (!backend.leaveQueue) return;
+    // An attempt core stopped waiting for may still join the queue when it lands: leave after it.
+    const after = lateCall?.catch(() => undefined) ?? Promise.resolve();
+    this.track(
+      after.then(() => this.caller.run('leaveQueue', (call) => backend.leaveQueue!(key, place, call))).catch(() => undefined),
     );
   }
 

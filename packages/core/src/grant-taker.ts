@@ -1,6 +1,6 @@
 import { sleep } from './abort.js';
-import { type Attempt, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
-import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend } from './backend.js';
+import { type Attempt, isSlotRequest, joinLine, leaseStartOf, renewLockId } from './attempt.js';
+import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend, QueuePlace, WaitOptions } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import type { BackgroundWork } from './background-work.js';
 import { CHANNELS, publish } from './diagnostics.js';
@@ -37,6 +37,7 @@ export class GrantTaker {
         signal,
         deadline,
         onAbandoned: (late) => {
+          attempt.lateCall = late;
           this.background.undoLateGrant(attempt.request, late);
           renewLockId(attempt);
         },
@@ -55,7 +56,7 @@ export class GrantTaker {
       return null;
     }
     const grant = outcome.grant;
-    if (Date.now() >= safetyDeadline(leaseStartOf(attempt, grant), attempt.request.ttlMs)) {
+    if (Date.now() >= safetyDeadline(leaseStartOf(attempt), attempt.request.ttlMs)) {
       // The process or the network stalled between request and reply for longer than the lease:
       // the lock may already be someone else's. Never hand it out; a waiting acquire tries again.
       this.background.release(grant);
@@ -68,111 +69,84 @@ export class GrantTaker {
     return grant;
   }
 
+  /**
+   * Attempts and waits until a grant or the caller's deadline: the one wait loop every backend
+   * shares. Backend failures are retried with backoff until the deadline; between busy answers the
+   * backend's waitForChange (its release messages, blocking queries, queue hand-off) or a poll
+   * decides when to try again. Every attempt carries the acquire's place in line, which is left
+   * (leaveQueue) whenever the acquire ends without a lock.
+   */
   async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<BackendGrant> {
-    const deadline = Date.now() + waitMs;
-    const backend = this.backend;
-    if (backend.acquireQueued && !isSlotRequest(attempt.request)) {
-      // waitMs 0 stays one plain attempt below: it never joins a queue.
-      if (backend.queuedAcquireTriesFirst && waitMs > 0) return this.queuedFromTheStart(attempt, waitMs, deadline, signal);
-      // Hand-off to the first waiter keeps a released key from ever looking free, so trying first
-      // cannot jump the queue; it tells a waiter apart from an immediate grant.
-      // A backend failure of that attempt is retried by the queued wait, as the loop below retries it.
-      // Bounded by the deadline like every waiting attempt: a hung server must not hold the caller past it.
-      const immediate = await this.attemptGrant(attempt, signal, waitMs === 0 ? undefined : deadline).catch((error: unknown) => {
-        // Cut by the deadline, or failed with no time left: the failure is the answer.
-        if (waitMs === 0 || signal.aborted || !isTransient(error) || Date.now() >= deadline) throw error;
-        return null;
-      });
-      if (immediate) return this.unlessAborted(attempt, immediate, signal);
-      if (waitMs === 0) throw new LockTimeoutError(attempt.request.key, waitMs);
-      publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key: attempt.request.key }));
-      attempt.sentAt = Date.now();
-      attempt.queued = true;
-      const grant = await this.queuedWait(attempt, deadline, signal);
+    if (waitMs === 0) {
+      // One attempt, bounded by the per-call timeout only; it never joins a queue.
+      const grant = await this.attemptGrant(attempt, signal, undefined);
       if (grant) return this.unlessAborted(attempt, grant, signal);
       throw new LockTimeoutError(attempt.request.key, waitMs);
     }
+    const deadline = Date.now() + waitMs;
+    const place = joinLine(attempt, deadline);
+    let handedOut = false;
+    try {
+      const grant = await this.unlessAborted(attempt, await this.attemptsUntil(attempt, waitMs, deadline, signal), signal);
+      handedOut = true;
+      return grant;
+    } finally {
+      if (!handedOut) this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
+    }
+  }
+
+  private async attemptsUntil(attempt: Attempt, waitMs: number, deadline: number, signal: AbortSignal): Promise<BackendGrant> {
+    const key = attempt.request.key;
+    const backend = this.backend;
     const retry = new BackendRetry();
     let sawBusy = false;
     let waited = false;
     for (;;) {
-      let grant: BackendGrant | null = null;
       try {
-        // waitMs 0 is one attempt: it is bounded by the per-call timeout only.
-        grant = await this.attemptGrant(attempt, signal, waitMs === 0 ? undefined : deadline);
+        const grant = await this.attemptGrant(attempt, signal, deadline);
+        if (grant) return grant;
         retry.succeeded();
         sawBusy = true;
       } catch (error) {
         if (signal.aborted || !isTransient(error)) throw error;
         // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
-        if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(attempt.request.key, waitMs);
+        if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
         retry.failed(error);
       }
-      if (grant) return this.unlessAborted(attempt, grant, signal);
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
+      if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       if (retry.lastError) {
         await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
-        if (Date.now() >= deadline) throw retry.lastError;
-        continue;
-      }
-      const slice = Math.min(remaining, MAX_WAIT_SLICE_MS);
-      if (!waited) {
-        waited = true;
-        publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key: attempt.request.key }));
-      }
-      if (backend.waitForChange) {
-        await this.caller
-          // A wait lasts its slice, not one call's timeout; the adapter gets the call's own signal,
-          // so a wait core stopped waiting for ends too and never overlaps the next one.
-          .run('wait', (call) => backend.waitForChange!(attempt.request.key, attempt.busy, { signal: call.signal, timeoutMs: slice }), {
-            signal,
-            budgetMs: slice + WAIT_OVERRUN_MS,
-          })
-          // A failed wait is no answer about the key: poll once more after the usual interval.
-          .catch(() => (signal.aborted ? undefined : sleep(Math.min(slice, this.pollIntervalMs), signal)));
       } else {
-        await sleep(Math.min(slice, this.pollIntervalMs), signal);
+        if (!waited) {
+          waited = true;
+          publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key }));
+        }
+        await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), signal);
       }
-      if (signal.aborted) throw new LockAbortedError(attempt.request.key, signal.reason);
+      if (signal.aborted) throw new LockAbortedError(key, signal.reason);
       // An attempt with no time left could only be cut short and leave a late grant to undo.
-      if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(attempt.request.key, waitMs);
+      if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
     }
   }
 
-  /** A backend whose queued acquire makes the first attempt itself: it says when the caller starts waiting. */
-  private async queuedFromTheStart(attempt: Attempt, waitMs: number, deadline: number, signal: AbortSignal): Promise<BackendGrant> {
+  /** Until another attempt is worth making: the backend's wake-up, or the poll interval without one. */
+  private async waitForChange(attempt: Attempt, sliceMs: number, signal: AbortSignal): Promise<void> {
     const backend = this.backend;
-    const key = attempt.request.key;
-    attempt.sentAt = Date.now();
-    attempt.queued = true;
-    const onWaiting = (): void => publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key }));
-    const grant = await this.queuedWait(attempt, deadline, signal, onWaiting);
-    if (grant) return this.unlessAborted(attempt, grant, signal);
-    throw new LockTimeoutError(key, waitMs);
-  }
-
-  /**
-   * The backend's own queued wait, bounded like every other call: core stops waiting
-   * WAIT_OVERRUN_MS after the deadline or the abort, whatever the adapter does, and releases a
-   * grant the adapter still makes after that.
-   */
-  private queuedWait(attempt: Attempt, deadline: number, signal: AbortSignal, onWaiting?: () => void): Promise<BackendGrant | null> {
-    const wait = (call: CallContext) => (onWaiting ? { signal: call.signal, deadline, onWaiting } : { signal: call.signal, deadline });
-    return this.caller.run('acquire', (call) => this.backend.acquireQueued!(attempt.request, wait(call)), {
-      signal,
-      budgetMs: deadline - Date.now() + WAIT_OVERRUN_MS,
-      abortGraceMs: WAIT_OVERRUN_MS,
-      timeoutMessage: `the backend's queued wait ran ${WAIT_OVERRUN_MS} ms past its deadline; core stopped waiting`,
-      onAbandoned: (late) => {
-        late.then(
-          (grant) => {
-            if (grant) this.background.release(grant);
-          },
-          () => undefined,
-        );
-      },
-    });
+    if (!backend.waitForChange) {
+      await sleep(Math.min(sliceMs, this.pollIntervalMs), signal);
+      return;
+    }
+    const { key, place } = attempt.request;
+    await this.caller
+      // A wait lasts its slice, not one call's timeout; the adapter gets the call's own signal,
+      // so a wait core stopped waiting for ends too and never overlaps the next attempt.
+      .run('wait', (call) => backend.waitForChange!(key, attempt.busy, waitOptions(call.signal, sliceMs, place)), {
+        signal,
+        budgetMs: sliceMs + WAIT_OVERRUN_MS,
+      })
+      // A failed wait is no answer about the key: poll once more after the usual interval.
+      .catch(() => (signal.aborted ? undefined : sleep(Math.min(sliceMs, this.pollIntervalMs), signal)));
   }
 
   /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */
@@ -186,6 +160,10 @@ export class GrantTaker {
   private grantOnce(request: GrantRequest, call: CallContext): Promise<GrantOutcome> {
     return isSlotRequest(request) ? this.backend.tryGrantSlot!(request, call) : this.backend.tryGrant(request, call);
   }
+}
+
+function waitOptions(signal: AbortSignal, timeoutMs: number, place: QueuePlace | undefined): WaitOptions {
+  return place ? { signal, timeoutMs, place } : { signal, timeoutMs };
 }
 
 /** Backend failures are worth retrying while a caller still waits; bad input and conflicts are not. */

@@ -240,7 +240,7 @@ class CoreLockProvider implements LockProvider {
   /** Synchronous when the provider is open, so that a grant costs no extra promise on its way to the caller. */
   private adopt(attempt: Attempt, grant: BackendGrant): Lock | Promise<never> {
     if (this.closed) return this.refuseAfterClose(grant);
-    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt, grant));
+    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt));
     this.handles.add(handle);
     attempt.handle = handle;
     publish(CHANNELS.grant, () => ({
