@@ -35,9 +35,7 @@ export class BackgroundWork {
     if (!backend.leaveQueue) return;
     // An attempt core stopped waiting for may still join the queue when it lands: leave after it.
     const after = lateCall?.catch(() => undefined) ?? Promise.resolve();
-    this.track(
-      after.then(() => this.caller.run('leaveQueue', (call) => backend.leaveQueue!(key, place, call))).catch(() => undefined),
-    );
+    this.track(after.then(() => this.caller.run('leaveQueue', (call) => backend.leaveQueue!(key, place, call))).catch(() => undefined));
   }
 
   /** Releases a grant no handle owns; a failure is no one's to report. */

@@ -14,139 +14,152 @@ function setup() {
   return { backend, provider };
 }
 
-test('tries once, then queues until the deadline; a hand-off is the lock, its lease timed from the hand-off', async () => {
+/** Frees the key as its holder's release would: waiters are woken, the first in line may take it. */
+function release(backend: QueuedBackend, key: string): void {
+  backend.holders.delete(key);
+  backend.wake(key);
+}
+
+test('every attempt of one waiting acquire carries the same place, with the deadline, while the lockId changes', async () => {
   const { backend, provider } = setup();
   const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000, ttlMs: 300 }));
   await advanceTo(400);
-  expect(backend.timesOf('tryGrant'), 'the queue, not polling, does the waiting').toEqual([0]);
-  expect(backend.queuedDeadlines).toEqual([10_000]);
-  backend.handOff('k');
+  expect(backend.timesOf('tryGrant'), 'the wake-up, not polling, does the waiting').toEqual([0]);
+  expect(backend.lineOf('k')).toHaveLength(1);
+  backend.wake('k');
   await advanceTo(400);
+  const [first, second] = backend.requests;
+  expect(first?.place).toEqual({ id: expect.any(String), until: 10_000 });
+  expect(second?.place).toBe(first?.place);
+  expect(second?.lockId, 'a refused attempt is retried under a new lockId').not.toBe(first?.lockId);
+  await advanceTo(450);
+  release(backend, 'k');
+  await advanceTo(450);
   expect(waiting.value?.token).toBe(1n);
-  expect(waiting.value?.expiresAt?.getTime()).toBe(400 + 300);
-  await advanceTo(500);
-  expect(backend.timesOf('extend'), 'renewed a third of the TTL after the hand-off').toEqual([500]);
+  expect(waiting.value?.expiresAt?.getTime(), 'the lease is timed from the granting attempt').toBe(450 + 300);
+  expect(backend.lineOf('k'), 'the grant took the place out of the line').toEqual([]);
+  expect(backend.left, 'a waiter that got the lock does not leave the queue again').toEqual([]);
   await provider.close();
 });
 
-test('a queued wait without a limit, or past what a timer holds, is cut by nothing but a hand-off or an abort', async () => {
+test('two waiters are served in line order whatever order the wake-ups come in', async () => {
+  const { backend, provider } = setup();
+  const first = outcomeOf(provider.acquire('k', { waitMs: 10_000 }));
+  await advanceTo(10);
+  const second = outcomeOf(provider.acquire('k', { waitMs: 10_000 }));
+  await advanceTo(20);
+  expect(backend.lineOf('k')).toHaveLength(2);
+  release(backend, 'k');
+  await advanceTo(20);
+  expect(first.value?.token).toBe(1n);
+  expect(second.settled).toBe(false);
+  await first.value?.release();
+  await advanceTo(20);
+  expect(second.value?.token).toBe(2n);
+  await provider.close();
+});
+
+test('a wait without a limit, or past what a timer holds, is cut by nothing but a grant or an abort', async () => {
   const { backend, provider } = setup();
   const unlimited = outcomeOf(provider.acquire('k'));
   const beyondTimers = outcomeOf(provider.acquire('k', { waitMs: 2 ** 31 }));
   await advanceTo(60_000);
-  expect(backend.queue.size('k')).toBe(2);
+  expect(backend.lineOf('k')).toHaveLength(2);
   expect(unlimited.settled || beyondTimers.settled, 'a wait with no near deadline was cut').toBe(false);
-  backend.handOff('k');
+  release(backend, 'k');
   await advanceTo(60_000);
   expect(unlimited.value?.token).toBe(1n);
   await unlimited.value?.release();
-  backend.handOff('k');
   await advanceTo(60_000);
   expect(beyondTimers.value?.token).toBe(2n);
   await provider.close();
 });
 
-test('a key free at once is granted by the first try, without queueing', async () => {
-  const { backend, provider } = setup();
-  backend.holders.clear();
-  const lock = await provider.acquire('k', { waitMs: 10_000 });
-  expect(lock.token).toBe(1n);
-  expect(backend.queuedDeadlines).toEqual([]);
-  await provider.close();
-});
-
-test('waitMs: 0 on a busy key is a LockTimeoutError without queueing', async () => {
+test('waitMs: 0 is one attempt without a place: a busy key is a LockTimeoutError and joins no line', async () => {
   const { backend, provider } = setup();
   await expect(provider.acquire('k', { waitMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
-  expect(backend.queuedDeadlines).toEqual([]);
+  await expect(provider.tryAcquire('k')).resolves.toBeNull();
+  expect(backend.requests.map((request) => request.place)).toEqual([undefined, undefined]);
+  expect(backend.lineOf('k')).toEqual([]);
+  expect(backend.left).toEqual([]);
   await provider.close();
 });
 
-test('no hand-off before the deadline is a LockTimeoutError exactly at waitMs, leaving no queue entry', async () => {
+test('no grant before the deadline is a LockTimeoutError exactly at waitMs, and the place leaves the line', async () => {
   const { backend, provider } = setup();
   const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
   await advanceTo(999);
   expect(waiting.settled).toBe(false);
   await advanceTo(1000);
   expect(waiting.error).toBeInstanceOf(LockTimeoutError);
-  expect(backend.queue.size()).toBe(0);
+  expect(backend.left.map(({ key, place, at }) => ({ key, id: place.id, at }))).toEqual([
+    { key: 'k', id: backend.requests[0]?.place?.id, at: 1000 },
+  ]);
+  expect(backend.lineOf('k')).toEqual([]);
   expect(vi.getTimerCount()).toBe(0);
   await provider.close();
 });
 
-test('an abort while queued is a LockAbortedError, leaving no queue entry and no timer', async () => {
+test('an abort while waiting is a LockAbortedError; the place leaves the line, no timer is left', async () => {
   const { backend, provider } = setup();
   const controller = new AbortController();
   const waiting = outcomeOf(provider.acquire('k', { signal: controller.signal }));
   await advanceTo(300);
-  expect(backend.queue.size('k')).toBe(1);
+  expect(backend.lineOf('k')).toHaveLength(1);
   controller.abort();
   await advanceTo(300);
   expect(waiting.error).toBeInstanceOf(LockAbortedError);
-  expect(backend.queue.size()).toBe(0);
-  expect(backend.handOff('k'), 'nobody left to hand the key to').toBe(false);
+  expect(backend.lineOf('k')).toEqual([]);
+  expect(backend.left).toHaveLength(1);
   expect(vi.getTimerCount()).toBe(0);
   await provider.close();
 });
 
-test('a failing queue is a BackendError, not a timeout', async () => {
+test('close() ends a waiting acquire and its place leaves the line before close() resolves', async () => {
   const { backend, provider } = setup();
-  backend.failQueue = true;
-  const error = await provider.acquire('k', { waitMs: 1000 }).catch((caught: unknown) => caught);
-  expect(error).toBeInstanceOf(BackendError);
-  expect((error as Error).message).toContain('ECONNRESET');
+  const waiting = outcomeOf(provider.acquire('k'));
+  await advanceTo(300);
+  await provider.close();
+  expect(waiting.error?.name).toBe('ProviderClosedError');
+  expect(backend.lineOf('k')).toEqual([]);
+});
+
+test('backend failures are retried with backoff until the deadline, then the last failure is the answer', async () => {
+  const { backend, provider } = setup();
+  backend.behaviour.tryGrant = 'fail';
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
+  await advanceTo(1000);
+  expect(waiting.error).toBeInstanceOf(BackendError);
+  expect((waiting.error as Error).message).toContain('ECONNREFUSED');
+  const times = backend.timesOf('tryGrant');
+  expect(times, 'backoff doubles from the poll interval; no attempt at the deadline itself').toEqual([0, 100, 300, 700]);
+  expect(backend.left, 'a failed wait leaves its place too').toHaveLength(1);
   await provider.close();
 });
 
-test('a backend failure of the first try is no answer: the acquire goes on to queue, as a polling wait retries it', async () => {
+test('a failed first attempt is no answer: the acquire goes on and is granted once the backend answers', async () => {
   const { backend, provider } = setup();
   backend.behaviour.tryGrant = 'fail';
+  backend.failuresLeft = 1;
+  backend.holders.clear();
   const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000 }));
   await advanceTo(100);
-  expect(backend.queuedDeadlines, 'the failed try was followed by the queued wait').toEqual([10_000]);
-  backend.handOff('k');
-  await advanceTo(100);
   expect(waiting.value?.token).toBe(1n);
+  expect(backend.timesOf('tryGrant')).toEqual([0, 100]);
   await provider.close();
 });
 
-test('waitMs: 0 keeps a backend failure of its one try', async () => {
+test('the place leaves the line only after an attempt core stopped waiting for has settled (it may join late)', async () => {
   const { backend, provider } = setup();
-  backend.behaviour.tryGrant = 'fail';
-  await expect(provider.acquire('k', { waitMs: 0 })).rejects.toBeInstanceOf(BackendError);
-  expect(backend.queuedDeadlines).toEqual([]);
-  await provider.close();
-});
-
-test('a queued wait that ignores its deadline is cut by core a second after it, and its late grant released', async () => {
-  const { backend, provider } = setup();
-  backend.deafQueue = true;
+  backend.behaviour.tryGrant = 'hang';
   const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
-  await advanceTo(1999);
-  expect(waiting.settled, 'core waited for a hung queue past its overrun').toBe(false);
-  await advanceTo(2000);
+  await advanceTo(1000);
   expect(waiting.error).toBeInstanceOf(BackendError);
-  expect((waiting.error as Error).message).toContain('past its deadline');
-  expect(backend.handOff('k'), 'the adapter still had the waiter').toBe(true);
-  await advanceTo(2000);
-  expect(backend.holders.has('k'), 'the late grant was released').toBe(false);
-  expect(vi.getTimerCount()).toBe(0);
-  await provider.close();
-});
-
-test('a queued wait that ignores an abort is cut by core a second after it', async () => {
-  const { backend, provider } = setup();
-  backend.deafQueue = true;
-  const controller = new AbortController();
-  const waiting = outcomeOf(provider.acquire('k', { signal: controller.signal }));
-  await advanceTo(300);
-  controller.abort();
-  await advanceTo(1299);
-  expect(waiting.settled).toBe(false);
-  await advanceTo(1300);
-  expect(waiting.error).toBeInstanceOf(LockAbortedError);
-  backend.handOff('k');
-  await advanceTo(1300);
-  expect(backend.holders.has('k'), 'the late grant was released').toBe(false);
+  expect(backend.left, 'left while the cut attempt could still land').toEqual([]);
+  backend.behaviour.tryGrant = 'normal';
+  for (const land of backend.heldBack) land();
+  await advanceTo(1000);
+  expect(backend.lineOf('k'), 'the late attempt joined, then its place left').toEqual([]);
+  expect(backend.left).toHaveLength(1);
   await provider.close();
 });

@@ -1,12 +1,12 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import {
-  type BackendGrant,
   type Busy,
   busy,
   type GrantOutcome,
   type GrantRequest,
   granted,
   type LockBackend,
+  type QueuePlace,
   type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
@@ -45,13 +45,12 @@ export class MemoryBackend implements LockBackend {
     return this.store.slots.holders(key);
   }
 
-  /** Semaphore waits and observers come here: plain lock waiters queue in acquireQueued's FIFO hand-off. */
-  async waitForChange(key: string, _busy: Busy, options: WaitOptions): Promise<void> {
-    await this.store.changes.wait(key, options);
+  waitForChange(key: string, _busy: Busy, options: WaitOptions): Promise<void> {
+    return this.store.waitForChange(key, options);
   }
 
-  acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
-    return this.store.acquireQueued(request, wait);
+  async leaveQueue(key: string, place: QueuePlace): Promise<void> {
+    this.store.leaveQueue(key, place);
   }
 
   async abandon(request: GrantRequest): Promise<void> {

@@ -6,13 +6,16 @@ import {
   type GrantRequest,
   isSlotRequest,
   NOT_HELD,
+  type QueuePlace,
   type ScheduledTask,
   type SlotRequest,
   stillHeld,
   TimerHeap,
   WaitList,
+  type WaitOptions,
 } from '@holdfast/core/backend';
 import { SlotTable } from './memory-slots.js';
+import { WaitingLine } from './waiting-line.js';
 
 /**
  * One held lock. It is its own grant, held exactly while the store's entry for its key is this
@@ -49,13 +52,13 @@ class Entry implements BackendGrant, ScheduledTask {
 
 /**
  * The shared state of in-memory locks. Several providers may use one store, each standing for a
- * process. Expiries share one timer; waiters queue per key in FIFO order and receive the lock
- * directly from the releasing holder, so nobody polls.
+ * process. Expiries share one timer; waiters line up per key in FIFO order and a release calls the
+ * first of them to take the key, so nobody polls.
  */
 export class MemoryStore {
   private readonly entries = new Map<string, Entry>();
   private readonly tokens = new Map<string, bigint>();
-  private readonly queues = new WaitList<string, Entry, GrantRequest>();
+  private readonly line = new WaitingLine();
   /** Armed on the next tick: a lock taken and released within one run of microtasks sets no Node timer. */
   private readonly timers = new TimerHeap(false, true);
   /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
@@ -66,24 +69,36 @@ export class MemoryStore {
     (key) => this.current(key) !== undefined,
   );
 
+  /** A free key goes to the first place in its line (or to anyone when nobody waits); a busy place joins the line. */
   tryGrant(request: GrantRequest): BackendGrant | null {
-    this.expireIfDue(request.key);
-    if (this.slots.inUse(request.key)) throw new LockConflictError(request.key, 'it is in use as a semaphore');
-    if (this.entries.has(request.key)) return null;
-    return this.grant(request);
+    const { key, place } = request;
+    this.expireIfDue(key);
+    if (this.slots.inUse(key)) throw new LockConflictError(key, 'it is in use as a semaphore');
+    if (this.entries.has(key) || !this.line.mayTake(key, place?.id)) {
+      if (place) this.line.join(key, place.id);
+      return null;
+    }
+    const entry = this.grant(request);
+    if (place) this.line.leave(key, place.id, false);
+    return entry;
   }
 
   tryGrantSlot(request: SlotRequest): BackendGrant | null {
     return this.slots.tryGrant(request);
   }
 
-  async acquireQueued(request: GrantRequest, wait: { signal: AbortSignal; deadline: number }): Promise<BackendGrant | null> {
-    const immediate = this.queues.has(request.key) ? null : this.tryGrant(request);
-    if (immediate) return immediate;
-    const granted = await this.queues.wait(request.key, { signal: wait.signal, timeoutMs: wait.deadline - Date.now() }, request);
-    if (granted) return granted;
-    if (wait.signal.aborted) throw wait.signal.reason;
-    return null;
+  /** A place in the key's line waits for its turn; anyone else (a semaphore waiter, an observer) for any release. */
+  async waitForChange(key: string, options: WaitOptions): Promise<void> {
+    const place = options.place;
+    if (place && this.line.has(key, place.id)) {
+      await this.line.waitForTurn(key, place.id, this.current(key) === undefined, options);
+    } else {
+      await this.changes.wait(key, options);
+    }
+  }
+
+  leaveQueue(key: string, place: QueuePlace): void {
+    this.line.leave(key, place.id, this.current(key) === undefined);
   }
 
   /** Frees the key if `request`'s grant holds it. */
@@ -151,7 +166,7 @@ export class MemoryStore {
 
   private infoOf(entry: Entry): LockInfo {
     const { key, owner, reason } = entry.request;
-    const details = { waiters: this.queues.size(key) };
+    const details = { waiters: this.line.size(key) };
     return { key, owner, reason, acquiredAt: entry.acquiredAt, expiresAt: entry.expiresAt, token: entry.token, details };
   }
 
@@ -168,12 +183,12 @@ export class MemoryStore {
     return entry;
   }
 
-  /** Frees the key and hands it to the longest-waiting contender, if any. */
+  /** Frees the key: its longest-waiting place is called to take it, observers are told. */
   private remove(entry: Entry): void {
     const key = entry.request.key;
     this.entries.delete(key);
     this.timers.cancel(entry);
     this.changes.wakeAll(key, undefined);
-    this.queues.wakeFirst(key, (request) => this.grant(request));
+    this.line.callFirst(key);
   }
 }
