@@ -36,14 +36,8 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): { con
   const controller = new AbortController();
   const detachers: (() => void)[] = [];
   for (const signal of signals) {
-    if (!signal) continue;
-    if (signal.aborted) {
-      controller.abort(signal.reason);
-      break;
-    }
-    const onAbort = (): void => controller.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    detachers.push(() => signal.removeEventListener('abort', onAbort));
+    detachers.push(forwardAbort(signal, controller));
+    if (controller.signal.aborted) break;
   }
   return {
     controller,
@@ -51,6 +45,24 @@ export function linkedController(...signals: (AbortSignal | undefined)[]): { con
       for (const detach of detachers) detach();
     },
   };
+}
+
+/** Aborts `controller` when `signal` does (at once if it has); the function returned detaches. */
+export function forwardAbort(signal: AbortSignal | undefined, controller: AbortController): () => void {
+  if (!signal) return () => undefined;
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => undefined;
+  }
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}
+
+/** Resolves once `signal` aborts (never rejects). */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 /**

@@ -16,13 +16,6 @@ export interface CallBounds<T = unknown> {
    * its slice); one past setTimeout's range (Infinity) is bounded by the signal alone.
    */
   readonly budgetMs?: number | undefined;
-  /** What the BackendError says when the budget runs out; "no answer within N ms" by default. */
-  readonly timeoutMessage?: string | undefined;
-  /**
-   * How long after the caller's signal aborts core still waits for the call's own answer (the call's
-   * signal aborts at once): an adapter that ends its own wait may answer with a grant it just got.
-   */
-  readonly abortGraceMs?: number | undefined;
   /**
    * Called with the call's own promise when the caller stopped waiting before it settled, so that
    * whatever it did late (a grant that lands after all) can be undone.
@@ -139,21 +132,12 @@ class BoundedCall<T> implements CallContext, Expiring {
 
   /** The per-call timeout, or the caller's deadline, passed. */
   expire(): void {
-    const message = this.bounds.timeoutMessage ?? `no answer within ${Math.round(this.budget)} ms`;
-    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: ${message}`));
+    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: no answer within ${Math.round(this.budget)} ms`));
   }
 
   /** The caller's signal aborted (an EventListener object: no closure per call). */
   handleEvent(): void {
-    const reason = this.bounds.signal!.reason;
-    const graceMs = this.bounds.abortGraceMs;
-    if (!graceMs || this.settled) {
-      this.giveUp(reason);
-      return;
-    }
-    this.abortCall(reason);
-    this.stopClock();
-    this.timer = setTimeout(() => this.giveUp(reason), graceMs);
+    this.giveUp(this.bounds.signal!.reason);
   }
 
   private giveUp(reason: unknown): void {

@@ -1,4 +1,4 @@
-import { linkedController, sleep } from './abort.js';
+import { forwardAbort, linkedController, sleep, whenAborted } from './abort.js';
 import { InvalidArgumentError, LeaderWorkError, LeaderWorkOverrunError, ProviderClosedError } from './errors.js';
 import type { Election, ElectOptions, Leadership, Lock, LockProvider } from './types.js';
 import { validateKey } from './validation.js';
@@ -38,8 +38,8 @@ export class CampaigningElection implements Election {
     this.retryDelayMs = nonNegativeMs(options.retryDelayMs, 'retryDelayMs', DEFAULT_RETRY_DELAY_MS);
     if (options.onError !== undefined && typeof options.onError !== 'function')
       throw new InvalidArgumentError('onError', 'expected a function');
-    const { dispose } = linkedTo(this.stopping, options.signal);
-    this.done = this.campaign().finally(dispose);
+    const detach = forwardAbort(options.signal, this.stopping);
+    this.done = this.campaign().finally(detach);
   }
 
   get leading(): boolean {
@@ -88,7 +88,7 @@ export class CampaigningElection implements Election {
     });
     this.current = { lock, work };
     try {
-      await Promise.race([work, aborted(controller.signal)]);
+      await Promise.race([work, whenAborted(controller.signal)]);
       if (controller.signal.aborted) await this.awaitOverrun(work);
     } finally {
       dispose();
@@ -108,23 +108,6 @@ export class CampaigningElection implements Election {
     this.report(new LeaderWorkOverrunError(this.key, this.graceMs));
     await work;
   }
-}
-
-/** Aborts `controller` when `signal` does; dispose() detaches. */
-function linkedTo(controller: AbortController, signal: AbortSignal | undefined): { dispose(): void } {
-  if (!signal) return { dispose: () => undefined };
-  if (signal.aborted) {
-    controller.abort(signal.reason);
-    return { dispose: () => undefined };
-  }
-  const onAbort = (): void => controller.abort(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  return { dispose: () => signal.removeEventListener('abort', onAbort) };
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 function nonNegativeMs(value: unknown, name: string, fallback: number): number {

@@ -46,7 +46,7 @@ export function createProvider(backend: LockBackend, options: ProviderOptions = 
 class CoreLockProvider implements LockProvider {
   readonly owner: string;
   /** Renewal timers, armed on the next tick: a lock released as soon as it was granted never sets one. */
-  private readonly timers = new TimerHeap(false, true);
+  private readonly timers = new TimerHeap(true);
   private readonly handles = new Set<HeldLock>();
   private readonly closing = new AbortController();
   private readonly pollIntervalMs: number;

@@ -23,17 +23,13 @@ export class TimerHeap {
   private armQueued = false;
 
   /**
-   * @param keepAlive whether the pending timer keeps the process alive. Renewals should not (holding
-   * a lock is no reason to keep running), deadlines of callers who are awaiting a result should.
+   * The timer never keeps the process alive: what it runs (renewals, expiries) is no reason to keep running.
    * @param armOnNextTick set the Node timer on the next tick rather than at once: a tick queued
    * while promises resolve runs only once they all have, so a task scheduled and cancelled within
    * one run of microtasks (an in-process lock taken and released) never sets or clears a Node timer.
    * Nothing is late for it: no timer could fire before that tick anyway.
    */
-  constructor(
-    private readonly keepAlive = false,
-    private readonly armOnNextTick = false,
-  ) {}
+  constructor(private readonly armOnNextTick = false) {}
 
   /** Schedules (or reschedules) `task` to run at `dueAt`. */
   schedule(task: ScheduledTask, dueAt: number): void {
@@ -89,7 +85,7 @@ export class TimerHeap {
     }
     this.armedFor = next.dueAt;
     this.timer = setTimeout(() => this.fire(), Math.max(0, next.dueAt - Date.now()));
-    if (!this.keepAlive) this.timer.unref();
+    this.timer.unref();
   }
 
   private fire(): void {

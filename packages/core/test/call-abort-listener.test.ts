@@ -6,7 +6,7 @@ import { BackendError } from '../src/errors.js';
 const backend = { name: 'test' } as LockBackend;
 
 /** A call whose adapter work settles only when told to, with its CallContext kept for the test. */
-function heldCall(caller: BackendCaller, signal?: AbortSignal, abortGraceMs?: number) {
+function heldCall(caller: BackendCaller, signal?: AbortSignal) {
   let context: CallContext | undefined;
   let settle: (value: string) => void = () => undefined;
   const outcome = caller
@@ -16,7 +16,7 @@ function heldCall(caller: BackendCaller, signal?: AbortSignal, abortGraceMs?: nu
         context = call;
         return new Promise<string>((resolve) => (settle = resolve));
       },
-      { signal, abortGraceMs },
+      { signal },
     )
     .then(
       (value) => ({ value }),
@@ -60,16 +60,4 @@ test('onAbort: a call that settled never calls its listeners, not even past its 
   await new Promise((resolve) => setTimeout(resolve, 80));
   expect(heard).toEqual([]);
   expect(context.signal.aborted).toBe(false);
-});
-
-test("onAbort: with an abort grace the listener runs at the caller's abort, while core still waits for the answer", async () => {
-  const controller = new AbortController();
-  const { context, settle, outcome } = heldCall(new BackendCaller(backend, 5000), controller.signal, 200);
-  const heard: unknown[] = [];
-  context.onAbort!((reason) => heard.push(reason));
-  controller.abort('stop');
-  expect(heard).toEqual(['stop']);
-  settle('granted meanwhile');
-  expect(await outcome, 'the answer that came within the grace').toEqual({ value: 'granted meanwhile' });
-  expect(heard).toEqual(['stop']);
 });

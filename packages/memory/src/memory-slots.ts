@@ -38,7 +38,7 @@ interface SlotSet {
 export class SlotTable {
   private readonly sets = new Map<string, SlotSet>();
   /** Armed on the next tick: a slot taken and released within one run of microtasks sets no Node timer. */
-  private readonly timers = new TimerHeap(false, true);
+  private readonly timers = new TimerHeap(true);
   constructor(
     /** Everyone waiting for a change of a key; a freed slot wakes them all (they race in-process, cheaply). */
     private readonly changes: WaitList<string>,

@@ -60,7 +60,7 @@ export class MemoryStore {
   private readonly tokens = new Map<string, bigint>();
   private readonly line = new WaitingLine();
   /** Armed on the next tick: a lock taken and released within one run of microtasks sets no Node timer. */
-  private readonly timers = new TimerHeap(false, true);
+  private readonly timers = new TimerHeap(true);
   /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
   readonly changes = new WaitList<string>();
   readonly slots = new SlotTable(
