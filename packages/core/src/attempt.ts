@@ -64,9 +64,12 @@ export function leaseStartOf(attempt: Attempt): number {
   return attempt.sentAt;
 }
 
-/** A waiting acquire's attempts carry one place in line (see QueuePlace); its lockIds still change. */
+/**
+ * A waiting acquire's attempts carry one place in line (see QueuePlace); its lockIds still change.
+ * The place is named after the first lockId, already unique, so waiting costs no second random id.
+ */
 export function joinLine(attempt: Attempt, deadline: number): QueuePlace {
-  const place: QueuePlace = { id: newLockId(), until: deadline };
+  const place: QueuePlace = { id: attempt.request.lockId, until: deadline };
   attempt.request = { ...attempt.request, place };
   return place;
 }
