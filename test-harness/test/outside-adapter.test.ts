@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, test } from 'vitest';
 
@@ -13,23 +13,38 @@ import { afterAll, expect, test } from 'vitest';
  * and runs the conformance suite on its own backend.
  */
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const project = mkdtempSync(join(tmpdir(), 'holdfast-outside-adapter-'));
-afterAll(() => rmSync(project, { recursive: true, force: true }));
+const projects: string[] = [];
+afterAll(() => {
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
+});
 
-function link(packageName: string, target: string): void {
+function link(project: string, packageName: string, target: string): void {
   const path = join(project, 'node_modules', packageName);
   mkdirSync(dirname(path), { recursive: true });
   symlinkSync(target, path, 'dir');
 }
 
-test('an outside project can import the suite and run it against its own adapter', async () => {
+/** Writes the project's files and the test that runs the suite on its adapter; returns vitest's results. */
+async function runSuiteOutside(adapterFile: string, suiteSource: string): Promise<{ code: unknown; passed: number; failed: number }> {
+  const project = mkdtempSync(join(tmpdir(), 'holdfast-outside-adapter-'));
+  projects.push(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'outside-adapter', type: 'module', private: true }));
-  link('@holdfast/core', join(repo, 'packages/core'));
-  link('@holdfast/test-harness', join(repo, 'test-harness'));
-  link('vitest', dirname(createRequire(import.meta.url).resolve('vitest/package.json')));
-  copyFileSync(fileURLToPath(new URL('./fixtures/simple-backend.ts', import.meta.url)), join(project, 'simple-backend.ts'));
-  writeFileSync(
-    join(project, 'adapter.test.ts'),
+  link(project, '@holdfast/core', join(repo, 'packages/core'));
+  link(project, '@holdfast/test-harness', join(repo, 'test-harness'));
+  link(project, 'vitest', dirname(createRequire(import.meta.url).resolve('vitest/package.json')));
+  copyFileSync(adapterFile, join(project, basename(adapterFile)));
+  writeFileSync(join(project, 'adapter.test.ts'), suiteSource);
+  const output = join(project, 'results.json');
+  const vitest = join(project, 'node_modules/vitest/vitest.mjs');
+  const child = spawn(process.execPath, [vitest, 'run', '--reporter=json', `--outputFile=${output}`], { cwd: project, stdio: 'ignore' });
+  const [code] = await once(child, 'exit');
+  const results = JSON.parse(readFileSync(output, 'utf8')) as { numPassedTests: number; numFailedTests: number };
+  return { code, passed: results.numPassedTests, failed: results.numFailedTests };
+}
+
+test('an outside project can import the suite and run it against its own adapter', async () => {
+  const { code, passed, failed } = await runSuiteOutside(
+    fileURLToPath(new URL('./fixtures/simple-backend.ts', import.meta.url)),
     `import { createProvider } from '@holdfast/core/backend';
 import { defineConformanceSuite } from '@holdfast/test-harness';
 import { SimpleBackend, SimpleState } from './simple-backend.js';
@@ -43,12 +58,22 @@ defineConformanceSuite({
 });
 `,
   );
-  const output = join(project, 'results.json');
-  const vitest = join(project, 'node_modules/vitest/vitest.mjs');
-  const child = spawn(process.execPath, [vitest, 'run', '--reporter=json', `--outputFile=${output}`], { cwd: project, stdio: 'ignore' });
-  const [code] = await once(child, 'exit');
-  const results = JSON.parse(readFileSync(output, 'utf8')) as { numPassedTests: number; numFailedTests: number };
-  expect(results.numFailedTests).toBe(0);
-  expect(results.numPassedTests).toBeGreaterThan(20);
+  expect(failed).toBe(0);
+  expect(passed).toBeGreaterThan(20);
+  expect(code).toBe(0);
+});
+
+test('the complete example adapter of docs/writing-an-adapter.md passes the suite, FIFO cases included', async () => {
+  const { code, passed, failed } = await runSuiteOutside(
+    join(repo, 'docs/examples/table-backend.ts'),
+    `import { defineConformanceSuite } from '@holdfast/test-harness';
+import { createTableProvider, LockTable } from './table-backend.js';
+
+const table = new LockTable();
+defineConformanceSuite({ name: 'table', createProvider: () => createTableProvider(table), shortTtlMs: 600, promptWakeMs: 300 });
+`,
+  );
+  expect(failed).toBe(0);
+  expect(passed).toBeGreaterThan(20);
   expect(code).toBe(0);
 });
