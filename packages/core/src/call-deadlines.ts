@@ -11,13 +11,14 @@ export interface Expiring {
  * when it fires. When the last pending call settles the timer stays, unref'd (it keeps no process
  * alive), until it fires or `close()`: a later call's deadline is later than the one it is armed for,
  * so it still fires in time, then re-arms for the oldest call pending. Calls one after the other
- * (a grant, then its release) then cost no setTimeout and clearTimeout each: both, with the
- * tick that arms the timer, were a tenth of a Redis grant's client CPU.
+ * (a grant, then its release) then cost no setTimeout and clearTimeout each, a large share of a
+ * grant's client CPU (docs/performance.md).
  *
  * The timer is armed on the next tick, not at once: a tick queued while promises resolve runs only
  * once they all have, so a call that settles in the same run of microtasks (an in-process backend)
- * never costs a timer, which was a fifth of a memory grant. No timer can fire before that tick, so
- * every call still gives up at its own `dueAt`.
+ * never costs a timer. No timer can fire before that tick, so every call still gives up at its own
+ * `dueAt`. TimerHeap serves deadlines of different lengths (renewals); this lane is its O(1) case
+ * for one length.
  */
 export class DeadlineLane {
   private readonly pending = new Set<Expiring>();
