@@ -1,16 +1,17 @@
 import type { LockInfo } from '@holdfast/core';
 import {
-  type BackendGrant,
+  type Busy,
   busy,
   type CallContext,
   type GrantOutcome,
   type GrantRequest,
   granted,
   isSlotRequest,
-  type QueuedWait,
+  type QueuePlace,
   type SlotRequest,
+  type WaitOptions,
 } from '@holdfast/core/backend';
-import { acquireInQueue } from './queued-acquire.js';
+import { leaveQueue } from './leave-queue.js';
 import { RedisBackend } from './redis-backend.js';
 import { RedisGrant } from './redis-grant.js';
 import { grantInTurn } from './single-node-grant.js';
@@ -26,11 +27,13 @@ import type { WakeHint } from './wake-ups.js';
  * the count exceed the limit, and counts of different majorities do not add up).
  */
 export class SingleNodeBackend extends RedisBackend {
-  /** A queued waiter's first attempt takes a free key nobody queues for (queue-scripts.ts). */
-  readonly queuedAcquireTriesFirst = true;
-
-  /** One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). */
+  /**
+   * One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). A
+   * waiting acquire's attempts wait in that queue, so a release lets one waiter try, whichever
+   * provider it is in.
+   */
   override async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
+    if (request.place) return this.tryInTurn(request, request.place, call);
     const attempt = this.wakeUps.attemptStarted(request.key);
     try {
       const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call);
@@ -41,19 +44,28 @@ export class SingleNodeBackend extends RedisBackend {
   }
 
   /**
-   * Plain locks wait in the key's queue on the server, so a release lets one waiter try, whichever
-   * provider it is in (queued-acquire.ts); the first wait subscribes the provider's wake channel.
+   * Between a queued waiter's attempts: until a release names it, its place needs refreshing, or
+   * (next in line) the holder's lease runs out. Other waits (semaphores, observers) use the wake-ups.
    */
-  acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
-    return acquireInQueue(this.nodes, this.names.of(request.key), this.queued, request, {
-      ...wait,
-      pollIntervalMs: this.settings.pollIntervalMs,
-      // Only a waiter needs it; one that missed a release before it was active is woken once it is.
-      onWaiting: () => {
-        this.subscription.startWakeChannel();
-        wait.onWaiting?.();
-      },
-    });
+  override waitForChange(key: string, answer: Busy<WakeHint>, options: WaitOptions): Promise<void> {
+    const waiter = options.place && this.queued.of(options.place);
+    if (!waiter) return super.waitForChange(key, answer, options);
+    // Only a waiter needs it; one that missed a release before it was active is woken once it is.
+    this.subscription.startWakeChannel();
+    const untilNext = waiter.nextTryInMs(answer.wake?.freeInMs ?? Infinity, this.settings.pollIntervalMs);
+    return waiter.wait(Math.min(untilNext, options.timeoutMs), options.signal);
+  }
+
+  /** The acquire ended without a lock: its entry goes at once (it would lapse anyway), naming the next waiter. */
+  async leaveQueue(key: string, place: QueuePlace, call: CallContext): Promise<void> {
+    // No waiter: its attempts never queued it (a semaphore's), or its grant removed the entry.
+    const waiter = this.queued.of(place);
+    if (!waiter) return;
+    try {
+      await leaveQueue(this.nodes, this.names.of(key), waiter, call);
+    } finally {
+      this.queued.remove(waiter);
+    }
   }
 
   async tryGrantSlot(request: SlotRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
@@ -77,5 +89,19 @@ export class SingleNodeBackend extends RedisBackend {
   override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     if (!isSlotRequest(request)) return super.abandon(request, call);
     await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
+  }
+
+  /** A waiting acquire's attempt: it joins or refreshes its place in the key's queue and is granted only in its turn. */
+  private async tryInTurn(request: GrantRequest, place: QueuePlace, call: CallContext): Promise<GrantOutcome<WakeHint>> {
+    const waiter = this.queued.joined(request.key, place, request.ttlMs);
+    waiter.armed();
+    const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call, waiter);
+    if (outcome instanceof RedisGrant) {
+      // The grant script removed the entry.
+      this.queued.remove(waiter);
+      return granted(outcome);
+    }
+    waiter.atHead = outcome.atHead;
+    return busy({ since: 0, woken: false, freeInMs: outcome.freeInMs });
   }
 }

@@ -6,7 +6,7 @@ import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
-import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
+import { QUEUE_REFRESH_MS } from '../src/queued-waiters.js';
 import { QUEUE_ENTRY_TTL_MS } from '../src/single-node-grant.js';
 import { UNBOUNDED } from '../src/until-aborted.js';
 import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
