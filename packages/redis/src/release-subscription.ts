@@ -31,7 +31,8 @@ export class ReleaseSubscription {
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
     private readonly forced: ForcedReleases,
-    private readonly queued: QueuedWaiters,
+    /** One server's queued waiters, named by the messages of the provider's wake channel (a quorum has none). */
+    private readonly queued: QueuedWaiters | undefined,
   ) {
     this.handlers = this.handlersFor();
   }
@@ -45,7 +46,7 @@ export class ReleaseSubscription {
 
   /** The provider's own wake channel: for its queued waiters. */
   startWakeChannel(): void {
-    if (this.wakeChannel) return;
+    if (this.wakeChannel || !this.queued) return;
     this.wakeChannel = true;
     for (const node of this.nodes) node.listen(this.handlers, { channels: [this.queued.wakeChannel] });
   }
@@ -58,27 +59,27 @@ export class ReleaseSubscription {
       listening: () => {
         listening = true;
         wakeUps.listening();
-        queued.wakeEveryone();
+        queued?.wakeEveryone();
       },
       dropped: () => {
         if (!listening) return;
         listening = false;
         wakeUps.dropped();
-        queued.wakeEveryone();
+        queued?.wakeEveryone();
       },
       // Our release script's DEL is also notified when the server has keyspace notifications on: the
       // two messages of one release come together, and the second finds the waiter it would wake
       // already woken (see WakeUps.released). A named release comes on the key's channel and on the
       // waiter's provider's wake channel: the second finds the waiter woken too.
       message: (channel, message) => {
-        if (channel === queued.wakeChannel) {
+        if (channel === queued?.wakeChannel) {
           if (message.startsWith(NAMED_RELEASE)) queued.named(message.slice(NAMED_RELEASE.length));
           return;
         }
         const released = names.releasedKey(channel);
         if (released !== undefined) {
-          if (message.startsWith(NAMED_RELEASE)) queued.named(message.slice(NAMED_RELEASE.length));
-          else queued.freed(released);
+          if (message.startsWith(NAMED_RELEASE)) queued?.named(message.slice(NAMED_RELEASE.length));
+          else queued?.freed(released);
           const slots = forcedSlotsIn(message);
           if (slots === undefined) return wakeUps.released(released);
           forced.told(released, slots);
@@ -87,7 +88,7 @@ export class ReleaseSubscription {
         }
         const key = names.keyspaceKey(channel);
         if (key === undefined || !FREEING_EVENTS.has(message)) return;
-        queued.freed(key);
+        queued?.freed(key);
         wakeUps.released(key);
       },
     };

@@ -11,28 +11,43 @@ import {
   type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
+import { SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import type { KeyNames } from './key-names.js';
 import { leaveQueue } from './leave-queue.js';
-import { RedisBackend } from './redis-backend.js';
+import type { NodeSet } from './node-set.js';
+import { QueuedWaiters } from './queued-waiters.js';
+import { RedisBackend, type RedisBackendSettings } from './redis-backend.js';
 import { RedisGrant } from './redis-grant.js';
 import { grantInTurn } from './single-node-grant.js';
 import { RedisSlot, releaseSlot } from './slot-grant.js';
 import { slotHolders } from './slot-holders.js';
 import { takeSlot } from './take-slot.js';
+import { untilAborted } from './until-aborted.js';
 import type { WakeHint } from './wake-ups.js';
 
 /**
- * One Redis server: locks, and semaphores (a sorted set per key, see slot-scripts.ts). A quorum has
- * no semaphores (RedisBackend alone): a slot granted by a majority of independent servers is not
- * sound without more work (each node prunes by its own clock, a node that forgot its slots lets
- * the count exceed the limit, and counts of different majorities do not add up).
+ * One Redis server: locks whose waiters queue on the server (queue-scripts.ts), and semaphores (a
+ * sorted set per key, see slot-scripts.ts). A quorum (quorum-backend.ts) has no semaphores: a slot
+ * granted by a majority of independent servers is not sound without more work (each node prunes by
+ * its own clock, a node that forgot its slots lets the count exceed the limit, and counts of
+ * different majorities do not add up).
  */
 export class SingleNodeBackend extends RedisBackend {
+  /** The provider's waiters in the keys' server-side queues. */
+  private readonly queued: QueuedWaiters;
+
+  constructor(nodes: NodeSet, names: KeyNames, settings: RedisBackendSettings) {
+    const queued = new QueuedWaiters();
+    super(nodes, names, settings, SINGLE_NODE_CAPABILITIES, queued);
+    this.queued = queued;
+  }
+
   /**
    * One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). A
    * waiting acquire's attempts wait in that queue, so a release lets one waiter try, whichever
    * provider it is in.
    */
-  override async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
+  async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
     if (request.place) return this.tryInTurn(request, request.place, call);
     const attempt = this.wakeUps.attemptStarted(request.key);
     try {
@@ -89,6 +104,12 @@ export class SingleNodeBackend extends RedisBackend {
   override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     if (!isSlotRequest(request)) return super.abandon(request, call);
     await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
+  }
+
+  /** Core ended the queued waits before closing: their entries' removals are answered before QUIT. */
+  override async close(call: CallContext): Promise<void> {
+    await untilAborted(this.queued.drained(), call.signal, 'close').catch(() => undefined);
+    await super.close(call);
   }
 
   /** A waiting acquire's attempt: it joins or refreshes its place in the key's queue and is granted only in its turn. */

@@ -1,12 +1,12 @@
 import { LockConflictError } from '@holdfast/core';
 import type { SlotRequest } from '@holdfast/core/backend';
-import type { Refusal } from './acquire.js';
 import type { ForcedReleases } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { onTheNode } from './single-node-call.js';
 import { RedisSlot } from './slot-grant.js';
 import { TAKE_SLOT } from './slot-scripts.js';
+import type { Refusal } from './wake-ups.js';
 
 /** TAKE_SLOT's answer: [1, token, acquiredAtMs]; [0, ms until the earliest lease ends]; [-1] a plain lock; [-2, limit] another limit. */
 type TakeReply = [code: 1, token: string, acquiredAtMs: string] | [code: 0, freeInMs: number] | [code: -1] | [code: -2, limit: number];

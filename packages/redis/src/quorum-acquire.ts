@@ -8,6 +8,7 @@ import { SentCommands } from './sent-commands.js';
 import { TokenSync } from './token-sync.js';
 import { type Bound, signalOf, UNBOUNDED, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
+import type { Refusal } from './wake-ups.js';
 
 /** QUORUM_ACQUIRE's answer: [1, token] when granted, [0, pttl, counter] when busy, [-1] on a semaphore's key. */
 type AcquireReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, counter?: string];
@@ -16,11 +17,6 @@ export interface SplitVoteSettings {
   /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
   readonly splitVoteRetries: number;
   readonly retryJitterMs: number;
-}
-
-/** Busy: the longest a majority of nodes may still take to have the key free (Infinity: unknown). */
-export interface Refusal {
-  readonly freeInMs: number;
 }
 
 /**
