@@ -1,12 +1,12 @@
 import { BackendError, LockConflictError } from '@holdfast/core';
-import { type GrantRequest, sleep } from '@holdfast/core/backend';
+import { type CallContext, type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { SentCommands } from './sent-commands.js';
 import { TokenSync } from './token-sync.js';
-import { type Bound, signalOf, UNBOUNDED, untilAborted } from './until-aborted.js';
+import { BACKGROUND, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
 import type { Refusal } from './wake-ups.js';
 
@@ -29,7 +29,7 @@ export async function acquire(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  bound: Bound,
+  call: CallContext,
   settings: SplitVoteSettings,
 ): Promise<RedisGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
@@ -38,14 +38,14 @@ export async function acquire(
   // the grant it undoes (whose EVAL may come a round trip late, NOSCRIPT), a split vote's retry
   // (same lockId) after the previous round's undo.
   const sent = new SentCommands();
-  const undo = (undoBound: Bound): Promise<unknown> => releaseLock(nodes, keys, request.lockId, undoBound, sent).catch(() => undefined);
+  const undo = (undoCall: CallContext): Promise<unknown> => releaseLock(nodes, keys, request.lockId, undoCall, sent).catch(() => undefined);
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
     // The holder record's time is the client's: the nodes' clocks differ.
     const args = [request.lockId, request.ttlMs, request.owner, ...reason, started];
     const late = new LateAnswers();
     const votes = await nodes
-      .ask(bound, 'acquire', (client) => sent.after(client, () => QUORUM_ACQUIRE.run(client, lockKeys, args) as Promise<AcquireReply>), {
+      .ask(call, 'acquire', (client) => sent.after(client, () => QUORUM_ACQUIRE.run(client, lockKeys, args) as Promise<AcquireReply>), {
         // Like Redlock, the first majority decides; the others' answers still count when they come (late).
         decision: {
           decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
@@ -54,20 +54,20 @@ export async function acquire(
       })
       .catch((error: unknown) => {
         // Abandoned (abort, deadline): core's own undo goes out at once; this one follows the grant's late EVAL.
-        void undo(UNBOUNDED);
+        void undo(BACKGROUND);
         throw error;
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
     if (votes.count((reply) => reply[0] === -1) > 0) {
-      if (mayHold) await undo(bound);
+      if (mayHold) await undo(call);
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
       const token = tokenOf(votes.answers);
       const tokens = new TokenSync(token, keys, request.lockId);
       for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
-      await tokensTaken(tokens, undo, bound);
+      await tokensTaken(tokens, undo, call);
       // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).
       if (nodes.validity(request.ttlMs, started) > 0) {
         const fields = {
@@ -87,14 +87,14 @@ export async function acquire(
       }
     } else if (votes.tooManyFailed) {
       // A node that did not answer may still have applied the grant: undo it without making the caller wait.
-      void undo(UNBOUNDED);
+      void undo(BACKGROUND);
       throw votes.failure('acquire');
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
-    if (mayHold) await undo(bound);
+    if (mayHold) await undo(call);
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
-    await sleep(Math.random() * settings.retryJitterMs, signalOf(bound));
+    await sleep(Math.random() * settings.retryJitterMs, call.signal);
   }
 }
 
@@ -105,18 +105,18 @@ export async function acquire(
  * fails with a BackendError, as when too many nodes fail; core retries a failed attempt while the
  * caller's wait lasts. An abort also releases it (in the background) and fails the call.
  */
-async function tokensTaken(tokens: TokenSync, undo: (bound: Bound) => Promise<unknown>, bound: Bound): Promise<void> {
+async function tokensTaken(tokens: TokenSync, undo: (call: CallContext) => Promise<unknown>, call: CallContext): Promise<void> {
   const acknowledged = tokens.acknowledged();
   if (!acknowledged) return;
-  const signal = signalOf(bound);
+  const signal = call.signal;
   try {
-    await untilAborted(acknowledged, signal, 'acquire');
+    await untilAborted(acknowledged, { signal }, 'acquire');
   } catch (error) {
     if (signal.aborted) {
-      void undo(UNBOUNDED);
+      void undo(BACKGROUND);
       throw error;
     }
-    await undo(signal);
+    await undo({ signal });
     const cause = error instanceof Error ? error.message : String(error);
     throw new BackendError('redis', `acquire: a node that granted did not take the grant's token, so it was released (${cause})`, error);
   }

@@ -49,14 +49,14 @@ export abstract class RedisBackend implements LockBackend<WakeHint> {
     return this.wakeUps.wait(key, answer.wake ?? NO_HINT, options);
   }
 
-  async abandon(request: GrantRequest, { signal }: CallContext): Promise<void> {
-    await releaseLock(this.nodes, this.names.of(request.key), request.lockId, signal);
+  async abandon(request: GrantRequest, call: CallContext): Promise<void> {
+    await releaseLock(this.nodes, this.names.of(request.key), request.lockId, call);
   }
 
-  async inspect(key: string, { signal }: CallContext): Promise<LockInfo | null> {
+  async inspect(key: string, call: CallContext): Promise<LockInfo | null> {
     const { lock, holder } = this.names.of(key);
     const votes = await this.nodes.ask(
-      signal,
+      call,
       'inspect',
       (client) => INSPECT.run(client, [lock, holder], []) as Promise<InspectReply | null>,
     );
@@ -64,14 +64,14 @@ export abstract class RedisBackend implements LockBackend<WakeHint> {
     return inspectionOf(key, votes.answers, this.nodes.quorum, this.nodes.size);
   }
 
-  list(prefix: string, { signal }: CallContext): Promise<readonly LockInfo[]> {
-    return listLocks(this.nodes, this.names, prefix, signal);
+  list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return listLocks(this.nodes, this.names, prefix, call);
   }
 
-  async forceRelease(key: string, { signal }: CallContext): Promise<boolean> {
+  async forceRelease(key: string, call: CallContext): Promise<boolean> {
     const { lock, holder, slots, queue, queueExpiries, channel } = this.names.of(key);
     const votes = await this.nodes.ask(
-      signal,
+      call,
       'forceRelease',
       (client) => FORCE_RELEASE.run(client, [lock, holder, slots, queue, queueExpiries], [channel]) as Promise<number>,
     );

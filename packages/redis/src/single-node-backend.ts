@@ -83,11 +83,11 @@ export class SingleNodeBackend extends RedisBackend {
     }
   }
 
-  async tryGrantSlot(request: SlotRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+  async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
     let outcome: Awaited<ReturnType<typeof takeSlot>> | undefined;
     try {
-      outcome = await takeSlot(this.nodes, this.names.of(request.key), request, signal, this.forced);
+      outcome = await takeSlot(this.nodes, this.names.of(request.key), request, call, this.forced);
     } finally {
       this.wakeUps.attemptEnded(request.key, outcome instanceof RedisSlot);
     }
@@ -97,18 +97,18 @@ export class SingleNodeBackend extends RedisBackend {
     return granted(outcome);
   }
 
-  slotHolders(key: string, { signal }: CallContext): Promise<readonly LockInfo[]> {
-    return slotHolders(this.nodes, this.names.of(key), key, signal);
+  slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return slotHolders(this.nodes, this.names.of(key), key, call);
   }
 
   override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     if (!isSlotRequest(request)) return super.abandon(request, call);
-    await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
+    await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call);
   }
 
   /** Core ended the queued waits before closing: their entries' removals are answered before QUIT. */
   override async close(call: CallContext): Promise<void> {
-    await untilAborted(this.queued.drained(), call.signal, 'close').catch(() => undefined);
+    await untilAborted(this.queued.drained(), call, 'close').catch(() => undefined);
     await super.close(call);
   }
 

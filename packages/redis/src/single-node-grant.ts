@@ -1,5 +1,5 @@
 import { LockConflictError } from '@holdfast/core';
-import type { GrantRequest } from '@holdfast/core/backend';
+import type { CallContext, GrantRequest } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { ACQUIRE_IN_TURN } from './queue-scripts.js';
@@ -7,7 +7,7 @@ import type { QueuedWaiter } from './queued-waiters.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { SentCommands } from './sent-commands.js';
 import { onTheNode } from './single-node-call.js';
-import { type Bound, UNBOUNDED } from './until-aborted.js';
+import { BACKGROUND } from './until-aborted.js';
 import type { Answer } from './votes.js';
 
 /** ACQUIRE_IN_TURN's answer: [1, token, acquiredAtMs] when granted; [0, pttl, atHead] when busy; [-1] on a semaphore's key. */
@@ -33,7 +33,7 @@ export async function grantInTurn(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  bound: Bound,
+  call: CallContext,
   waiter?: QueuedWaiter,
 ): Promise<RedisGrant | NotYourTurn> {
   const sentAt = Date.now();
@@ -45,14 +45,14 @@ export async function grantInTurn(
   // The undo (and a waiter's leaving the queue) waits for the script itself (SentCommands says why).
   const sent = waiter?.sent ?? new SentCommands();
   try {
-    answer = await onTheNode(nodes, bound, 'acquire', (client) =>
+    answer = await onTheNode(nodes, call, 'acquire', (client) =>
       sent.track(
         client,
         ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
       ),
     );
   } catch (error) {
-    void releaseLock(nodes, keys, request.lockId, UNBOUNDED, sent).catch(() => undefined);
+    void releaseLock(nodes, keys, request.lockId, BACKGROUND, sent).catch(() => undefined);
     throw error;
   }
   const { value: reply, session } = answer;

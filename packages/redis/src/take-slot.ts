@@ -1,5 +1,5 @@
 import { LockConflictError } from '@holdfast/core';
-import type { SlotRequest } from '@holdfast/core/backend';
+import type { CallContext, SlotRequest } from '@holdfast/core/backend';
 import type { ForcedReleases } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
@@ -20,7 +20,7 @@ export async function takeSlot(
   nodes: NodeSet,
   keys: LockKeys,
   request: SlotRequest,
-  signal: AbortSignal,
+  call: CallContext,
   forced: ForcedReleases,
 ): Promise<RedisSlot | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
@@ -28,7 +28,7 @@ export async function takeSlot(
   const started = Date.now();
   const { value: reply, session } = await onTheNode(
     nodes,
-    signal,
+    call,
     'acquire',
     (client) => TAKE_SLOT.run(client, [keys.lock, keys.slots, keys.fence], args) as Promise<TakeReply>,
   );

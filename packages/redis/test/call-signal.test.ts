@@ -63,7 +63,7 @@ describe.skipIf((await needLocalBinary('redis-server')) !== null)('the grant pat
     const nodeSet = new NodeSet(nodes, { driftFactor: 0.01, straggleMs: 250 });
     nodeSets.push(nodeSet);
     const ready = new AbortController().signal;
-    await Promise.all(nodes.map((node) => node.ready(ready)));
+    await Promise.all(nodes.map((node) => node.ready({ signal: ready })));
     return nodeSet;
   }
 
