@@ -123,6 +123,7 @@ export class SingleNodeBackend extends RedisBackend {
       return granted(outcome);
     }
     waiter.atHead = outcome.atHead;
-    return busy({ since: 0, woken: false, freeInMs: outcome.freeInMs });
+    // The wait that follows is the waiter's own (waitForChange), not the wake-ups': no release counts as missed.
+    return busy({ since: Infinity, woken: false, freeInMs: outcome.freeInMs });
   }
 }

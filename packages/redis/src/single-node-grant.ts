@@ -42,13 +42,16 @@ export async function grantInTurn(
   // A plain attempt sends no waiter arguments: fewer bytes to write and parse, on both sides.
   if (waiter) args.push(waiter.waiterId, waiter.entryLifeMs(), QUEUE_ENTRY_TTL_MS);
   let answer: Answer<InTurnReply>;
-  // The undo (and a waiter's leaving the queue) waits for the script itself (SentCommands says why).
+  // The undo waits for the script itself (SentCommands says why). A waiter's attempts also run on the
+  // server in the order they were made, and its leaving the queue after them: an abandoned attempt
+  // (retried as EVAL after NOSCRIPT) landing after a later one's grant would queue the waiter again.
   const sent = waiter?.sent ?? new SentCommands();
   try {
     answer = await onTheNode(nodes, call, 'acquire', (client) =>
-      sent.track(
+      sent.after(
         client,
-        ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
+        () =>
+          ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
       ),
     );
   } catch (error) {
