@@ -44,18 +44,23 @@ export class SingleNodeBackend extends RedisBackend {
 
   /**
    * One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). A
-   * waiting acquire's attempts wait in that queue, so a release lets one waiter try, whichever
-   * provider it is in.
+   * waiting acquire's attempts (with a place) join or refresh the place in that queue and are
+   * granted only in its turn, so a release lets one waiter try, whichever provider it is in. A
+   * single attempt never queues, and no wait follows it: it leaves the wake-ups alone.
    */
   async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
-    if (request.place) return this.tryInTurn(request, request.place, call);
-    const attempt = this.wakeUps.attemptStarted(request.key);
-    try {
-      const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call);
-      return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
-    } finally {
-      this.wakeUps.attemptEnded(request.key);
+    const { place } = request;
+    const waiter = place ? this.queued.joined(request.key, place, request.ttlMs) : undefined;
+    waiter?.armed();
+    const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call, waiter);
+    if (outcome instanceof RedisGrant) {
+      // The grant script removed the waiter's entry.
+      if (waiter) this.queued.remove(waiter);
+      return granted(outcome);
     }
+    if (waiter) waiter.atHead = outcome.atHead;
+    // The wait that follows is the waiter's own (waitForChange), not the wake-ups': no release counts as missed.
+    return busy({ since: Infinity, woken: false, freeInMs: outcome.freeInMs });
   }
 
   /**
@@ -110,20 +115,5 @@ export class SingleNodeBackend extends RedisBackend {
   override async close(call: CallContext): Promise<void> {
     await untilAborted(this.queued.drained(), call, 'close').catch(() => undefined);
     await super.close(call);
-  }
-
-  /** A waiting acquire's attempt: it joins or refreshes its place in the key's queue and is granted only in its turn. */
-  private async tryInTurn(request: GrantRequest, place: QueuePlace, call: CallContext): Promise<GrantOutcome<WakeHint>> {
-    const waiter = this.queued.joined(request.key, place, request.ttlMs);
-    waiter.armed();
-    const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call, waiter);
-    if (outcome instanceof RedisGrant) {
-      // The grant script removed the entry.
-      this.queued.remove(waiter);
-      return granted(outcome);
-    }
-    waiter.atHead = outcome.atHead;
-    // The wait that follows is the waiter's own (waitForChange), not the wake-ups': no release counts as missed.
-    return busy({ since: Infinity, woken: false, freeInMs: outcome.freeInMs });
   }
 }
