@@ -1,13 +1,11 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import type { Busy, CallContext, GrantOutcome, GrantRequest, LockBackend, WaitOptions } from '@holdfast/core/backend';
-import { ForcedReleases } from './forced-releases.js';
 import { type InspectReply, inspectionOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
 import { listLocks } from './listing.js';
 import type { NodeSet } from './node-set.js';
-import type { QueuedWaiters } from './queued-waiters.js';
 import { releaseLock } from './redis-grant.js';
-import { ReleaseSubscription } from './release-subscription.js';
+import { ReleaseSubscription, type SingleNodeListeners } from './release-subscription.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
 import { type WakeHint, WakeUps } from './wake-ups.js';
 
@@ -27,19 +25,16 @@ export abstract class RedisBackend implements LockBackend<WakeHint> {
   readonly name = 'redis';
   protected readonly wakeUps: WakeUps;
   protected readonly subscription: ReleaseSubscription;
-  /** Slot holders waiting to hear of a forced release of their key (semaphores are single-node only). */
-  protected readonly forced = new ForcedReleases();
 
   constructor(
     protected readonly nodes: NodeSet,
     protected readonly names: KeyNames,
     protected readonly settings: RedisBackendSettings,
     readonly capabilities: Capabilities,
-    /** One server's waiters in server-side queues (a quorum has none). */
-    queued?: QueuedWaiters,
+    single?: SingleNodeListeners,
   ) {
     this.wakeUps = new WakeUps(settings.pollIntervalMs);
-    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced, queued);
+    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, single);
   }
 
   abstract tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>>;
@@ -82,7 +77,6 @@ export abstract class RedisBackend implements LockBackend<WakeHint> {
   /** Quits politely; when `signal` aborts (close ran out of time) the sockets are closed at once. */
   async close({ signal }: CallContext): Promise<void> {
     this.wakeUps.close();
-    this.forced.close();
     await this.nodes.close(signal);
   }
 }

@@ -21,6 +21,12 @@ const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
  * freed slot, and its slot holders are told. Patterns also hear older versions' per-key release
  * channels, which they publish to and subscribe to alike.
  */
+/** What only one server has, told by the messages: queued waiters and semaphore slot holders. */
+export interface SingleNodeListeners {
+  readonly queued: QueuedWaiters;
+  readonly forced: ForcedReleases;
+}
+
 export class ReleaseSubscription {
   private readonly handlers: SubscriptionHandlers;
   private patterns = false;
@@ -30,9 +36,8 @@ export class ReleaseSubscription {
     private readonly nodes: readonly RedisNode[],
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
-    private readonly forced: ForcedReleases,
-    /** One server's queued waiters, named by the messages of the provider's wake channel (a quorum has none). */
-    private readonly queued: QueuedWaiters | undefined,
+    /** A quorum has none. */
+    private readonly single: SingleNodeListeners | undefined,
   ) {
     this.handlers = this.handlersFor();
   }
@@ -46,13 +51,14 @@ export class ReleaseSubscription {
 
   /** The provider's own wake channel: for its queued waiters. */
   startWakeChannel(): void {
-    if (this.wakeChannel || !this.queued) return;
+    if (this.wakeChannel || !this.single) return;
     this.wakeChannel = true;
-    for (const node of this.nodes) node.listen(this.handlers, { channels: [this.queued.wakeChannel] });
+    for (const node of this.nodes) node.listen(this.handlers, { channels: [this.single.queued.wakeChannel] });
   }
 
   private handlersFor(): SubscriptionHandlers {
-    const { names, wakeUps, forced, queued } = this;
+    const { names, wakeUps } = this;
+    const { queued, forced } = this.single ?? {};
     let listening = false;
     return {
       // A subscription added later also comes here: its messages so far may have been missed.
@@ -82,7 +88,7 @@ export class ReleaseSubscription {
           else queued?.freed(released);
           const slots = forcedSlotsIn(message);
           if (slots === undefined) return wakeUps.released(released);
-          forced.told(released, slots);
+          forced?.told(released, slots);
           for (const _ of slots) wakeUps.released(released);
           return;
         }

@@ -12,6 +12,7 @@ import {
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import { ForcedReleases } from './forced-releases.js';
 import type { KeyNames } from './key-names.js';
 import { leaveQueue } from './leave-queue.js';
 import type { NodeSet } from './node-set.js';
@@ -35,11 +36,14 @@ import type { WakeHint } from './wake-ups.js';
 export class SingleNodeBackend extends RedisBackend {
   /** The provider's waiters in the keys' server-side queues. */
   private readonly queued: QueuedWaiters;
+  /** Slot holders waiting to hear of a forced release of their key. */
+  private readonly forced: ForcedReleases;
 
   constructor(nodes: NodeSet, names: KeyNames, settings: RedisBackendSettings) {
-    const queued = new QueuedWaiters();
-    super(nodes, names, settings, SINGLE_NODE_CAPABILITIES, queued);
-    this.queued = queued;
+    const single = { queued: new QueuedWaiters(), forced: new ForcedReleases() };
+    super(nodes, names, settings, SINGLE_NODE_CAPABILITIES, single);
+    this.queued = single.queued;
+    this.forced = single.forced;
   }
 
   /**
@@ -113,6 +117,7 @@ export class SingleNodeBackend extends RedisBackend {
 
   /** Core ended the queued waits before closing: their entries' removals are answered before QUIT. */
   override async close(call: CallContext): Promise<void> {
+    this.forced.close();
     await untilAborted(this.queued.drained(), call, 'close').catch(() => undefined);
     await super.close(call);
   }
