@@ -146,7 +146,9 @@ async function adapterCase(label, path) {
     return new RedisNode(`redis ${hostname}:${port}`, { host: hostname, port: Number(port) }, settings);
   });
   const nodeSet = new NodeSet(nodes, { driftFactor: 0.01, straggleMs: 250 });
-  const Backend = quorum ? RedisBackend : SingleNodeBackend;
+  // Builds before the siblings (single node and quorum) had the quorum in redis-backend.js.
+  const QuorumBackend = quorum ? ((await modules(path, 'quorum-backend').catch(() => [{}]))[0].QuorumBackend ?? RedisBackend) : undefined;
+  const Backend = quorum ? QuorumBackend : SingleNodeBackend;
   const backend = new Backend(nodeSet, new KeyNames('holdfast:', 0), { pollIntervalMs: 2000, splitVoteRetries: 3, retryJitterMs: 50 });
   const call = { signal: new AbortController().signal };
   const key = newKey('adapter');

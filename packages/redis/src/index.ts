@@ -4,7 +4,7 @@ import { clampToTimerRange, createProvider, providerOptions } from '@holdfast/co
 import { DEFAULT_PREFIX, KeyNames } from './key-names.js';
 import { NodeSet } from './node-set.js';
 import { adapterOptions, checkOptions, type RedisProviderOptions } from './options.js';
-import { RedisBackend } from './redis-backend.js';
+import { QuorumBackend } from './quorum-backend.js';
 import { RedisNode } from './redis-node.js';
 import { SingleNodeBackend } from './single-node-backend.js';
 import { parseRedisUrl } from './url.js';
@@ -37,7 +37,7 @@ export function createRedisProvider(options: RedisProviderOptions): LockProvider
   const nodeSet = new NodeSet(nodes, { driftFactor: options.driftFactor ?? 0.01, straggleMs: 250 });
   const waiting = { pollIntervalMs: options.pollIntervalMs ?? 2000, splitVoteRetries: 3, retryJitterMs: 50 };
   // Semaphores only on one server (see SingleNodeBackend): core answers UnsupportedError for a quorum.
-  const backend = nodeSet.isQuorum ? new RedisBackend(nodeSet, names, waiting) : new SingleNodeBackend(nodeSet, names, waiting);
+  const backend = nodeSet.isQuorum ? new QuorumBackend(nodeSet, names, waiting) : new SingleNodeBackend(nodeSet, names, waiting);
   return createProvider(backend, common);
 }
 

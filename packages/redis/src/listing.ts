@@ -1,4 +1,5 @@
 import type { LockInfo } from '@holdfast/core';
+import type { CallContext } from '@holdfast/core/backend';
 import type { Redis } from 'ioredis';
 import { type InspectReply, inspectionOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
@@ -15,8 +16,8 @@ const BATCH = 1000;
  * interop) any string key could be a foreign lock or the application's own data, so only locks
  * Holdfast's holder record vouches for are listed.
  */
-export async function listLocks(nodes: NodeSet, names: KeyNames, prefix: string, signal: AbortSignal): Promise<LockInfo[]> {
-  const scans = await nodes.ask(signal, 'list', (client) => scan(client, names.scanPattern(prefix), signal));
+export async function listLocks(nodes: NodeSet, names: KeyNames, prefix: string, call: CallContext): Promise<LockInfo[]> {
+  const scans = await nodes.ask(call, 'list', (client) => scan(client, names.scanPattern(prefix), call.signal));
   if (scans.tooManyFailed) throw scans.failure('list');
   const candidates = new Set<string>();
   for (const found of scans.answers) {
@@ -27,7 +28,7 @@ export async function listLocks(nodes: NodeSet, names: KeyNames, prefix: string,
   }
   const keys = [...candidates].sort();
   if (keys.length === 0) return [];
-  const reads = await nodes.ask(signal, 'list', (client) => inspectAll(client, names, keys));
+  const reads = await nodes.ask(call, 'list', (client) => inspectAll(client, names, keys));
   if (reads.tooManyFailed) throw reads.failure('list');
   const listed: LockInfo[] = [];
   keys.forEach((key, i) => {

@@ -1,7 +1,8 @@
+import type { CallContext } from '@holdfast/core/backend';
 import type { Redis } from 'ioredis';
 import type { RedisNode } from './redis-node.js';
 import type { Session } from './session.js';
-import { type Bound, signalOf, untilAborted } from './until-aborted.js';
+import { untilAborted } from './until-aborted.js';
 import { type Answer, type Decision, poll, type Votes } from './votes.js';
 
 export interface QuorumSettings {
@@ -46,12 +47,17 @@ export class NodeSet {
   /**
    * Runs `command` on every node at once, each on its current session; a node that is not
    * connected answers with an error. Settles when every node answered, once `decision` says the
-   * answers so far settle the outcome, or as soon as `bound` aborts (a BackendError).
+   * answers so far settle the outcome, or as soon as `call` aborts (a BackendError).
    */
-  async ask<T>(bound: Bound, operation: string, command: (client: Redis) => Promise<T>, options: AskOptions<T> = {}): Promise<Votes<T>> {
+  async ask<T>(
+    call: CallContext,
+    operation: string,
+    command: (client: Redis) => Promise<T>,
+    options: AskOptions<T> = {},
+  ): Promise<Votes<T>> {
     const { ifNeverConnected, decision } = options;
-    const asked = poll<T>(this.nodes, this.quorum, (node) => answerOf(node, command, ifNeverConnected, bound), decision);
-    const votes = await untilAborted(asked, bound, operation);
+    const asked = poll<T>(this.nodes, this.quorum, (node) => answerOf(node, command, ifNeverConnected, call), decision);
+    const votes = await untilAborted(asked, call, operation);
     // A node that refuses the configuration (its db) is a configuration error, whatever the others said.
     if (votes.refusal) throw votes.refusal;
     return votes;
@@ -86,7 +92,7 @@ function answerOf<T>(
   node: RedisNode,
   command: (client: Redis) => Promise<T>,
   ifNeverConnected: T | undefined,
-  bound: Bound,
+  call: CallContext,
 ): Promise<Answer<T>> {
   if (ifNeverConnected !== undefined && !node.everConnected && !waitingForFirstConnection.get(node))
     return Promise.resolve({ value: ifNeverConnected, session: undefined });
@@ -103,7 +109,7 @@ function answerOf<T>(
   // Commands waiting for the connection are sent in the order they were asked for: a release after the grant.
   const waiting = (waitingForFirstConnection.get(node) ?? 0) + 1;
   waitingForFirstConnection.set(node, waiting);
-  const connected = node.ready(signalOf(bound));
+  const connected = node.ready(call);
   connected.then(done, done);
   return connected.then(run);
 

@@ -7,9 +7,10 @@ import { FENCE_BUMP, QUEUE_HEAD, RECORD_GRANT, SERVER_NOW, TELL_NEXT } from './s
 // refreshes its entry while it waits, so the entry of a dead or paused waiter lapses.
 
 /**
- * Grant in turn: like ACQUIRE, but a free key is refused while a live waiter other than the
- * requester heads its queue. ARGV[6] is the requester's waiter id ('' or absent for a plain attempt,
- * which costs one EXISTS more than ACQUIRE while nobody waits; a plain attempt sends no ARGV[6..8]). A waiter's attempt on a key nobody queues
+ * Grant in turn: SET NX PX and the fencing counter bumped in the same script (tokens strictly
+ * increase per key), but a free key is refused while a live waiter other than the requester heads
+ * its queue. ARGV[6] is the requester's waiter id ('' or absent for a plain attempt, which costs one
+ * EXISTS while nobody waits; a plain attempt sends no ARGV[6..8]). A waiter's attempt on a key nobody queues
  * for is a plain attempt that joins the queue, at its head, only if the key is taken: so a waiting
  * acquire needs no plain attempt of its own first. Otherwise its entry is added at the tail if
  * missing (the server forgot it) and its expiry set to now + ARGV[7] ms; ARGV[8]

@@ -18,12 +18,15 @@ return 1
 `);
 
 /**
- * Quorum grant: ACQUIRE's work without what a quorum does not use. The holder record's time is
- * the client's (the moment the request was sent, as the handle's acquiredAt: the nodes' clocks
- * differ), so the script reads no clock but for a counter's first use; the answer carries no time.
+ * Quorum grant: SET NX PX, and the node's fencing counter bumped in the same script. The holder
+ * record's time is the client's (the moment the request was sent, as the handle's acquiredAt: the
+ * nodes' clocks differ), so the script reads no clock but for a counter's first use.
  * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), acquiredAtMs.
- * Returns {1, token} when granted, {0, pttl, counter} when busy (the counter moves too, see
- * ACQUIRE), {-1} when the key is a semaphore's.
+ * Returns {1, token} when granted; {-1} when the key is a semaphore's; when busy {0, pttl, counter}
+ * (the holder's remaining lease, -1 for a key without expiry: the wait's hint, so waiting costs no
+ * PTTL of its own). A node that refused still moves its counter past the holder's token, so the
+ * informational token of the next grant exceeds this holder's even if this node is not among the
+ * next majority.
  */
 export const QUORUM_ACQUIRE = new LuaScript(`${FENCE_BUMP}${WRITE_HOLDER}
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then

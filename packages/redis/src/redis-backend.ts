@@ -1,29 +1,15 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import {
-  type Busy,
-  busy,
-  type CallContext,
-  type GrantOutcome,
-  type GrantRequest,
-  granted,
-  type LockBackend,
-  type WaitOptions,
-} from '@holdfast/core/backend';
-import { acquire, type SplitVoteSettings } from './acquire.js';
-import { QUORUM_CAPABILITIES, SINGLE_NODE_CAPABILITIES } from './capabilities.js';
-import { ForcedReleases } from './forced-releases.js';
+import type { Busy, CallContext, GrantOutcome, GrantRequest, LockBackend, WaitOptions } from '@holdfast/core/backend';
 import { type InspectReply, inspectionOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
 import { listLocks } from './listing.js';
 import type { NodeSet } from './node-set.js';
-import { QueuedWaiters } from './queued-waiters.js';
-import { RedisGrant, releaseLock } from './redis-grant.js';
-import { ReleaseSubscription } from './release-subscription.js';
+import { releaseLock } from './redis-grant.js';
+import { ReleaseSubscription, type SingleNodeListeners } from './release-subscription.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
-import { untilAborted } from './until-aborted.js';
 import { type WakeHint, WakeUps } from './wake-ups.js';
 
-export interface RedisBackendSettings extends SplitVoteSettings {
+export interface RedisBackendSettings {
   /** Longest wait between checks while a key is busy, in case a wake-up was missed. */
   readonly pollIntervalMs: number;
 }
@@ -31,54 +17,41 @@ export interface RedisBackendSettings extends SplitVoteSettings {
 const NO_HINT: WakeHint = { since: Infinity, woken: false, freeInMs: Infinity };
 
 /**
- * Locks on one Redis server, or with the Redlock algorithm on several independent ones (see
- * NodeSet): the grant protocol is in acquire.ts, a held lock in redis-grant.ts, waiting in
- * wake-ups.ts and release-subscription.ts, listing in listing.ts. Semaphores are single-node
- * only: single-node-backend.ts.
+ * What one server (single-node-backend.ts) and a Redlock quorum (quorum-backend.ts) share: the
+ * scripts and key names, a held lock (redis-grant.ts), waiting on release messages (wake-ups.ts,
+ * release-subscription.ts), inspection, listing and forced releases. Each sibling grants its own way.
  */
-export class RedisBackend implements LockBackend<WakeHint> {
+export abstract class RedisBackend implements LockBackend<WakeHint> {
   readonly name = 'redis';
-  readonly capabilities: Capabilities;
   protected readonly wakeUps: WakeUps;
   protected readonly subscription: ReleaseSubscription;
-  /** Slot holders waiting to hear of a forced release of their key. */
-  protected readonly forced = new ForcedReleases();
-  /** Single node: the provider's waiters in server-side queues (a quorum has none). */
-  protected readonly queued = new QueuedWaiters();
 
   constructor(
     protected readonly nodes: NodeSet,
     protected readonly names: KeyNames,
     protected readonly settings: RedisBackendSettings,
+    readonly capabilities: Capabilities,
+    single?: SingleNodeListeners,
   ) {
-    this.capabilities = nodes.isQuorum ? QUORUM_CAPABILITIES : SINGLE_NODE_CAPABILITIES;
     this.wakeUps = new WakeUps(settings.pollIntervalMs);
-    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, this.forced, this.queued);
+    this.subscription = new ReleaseSubscription(nodes.nodes, names, this.wakeUps, single);
   }
 
-  async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
-    const attempt = this.wakeUps.attemptStarted(request.key);
-    try {
-      const outcome = await acquire(this.nodes, this.names.of(request.key), request, call, this.settings);
-      return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
-    } finally {
-      this.wakeUps.attemptEnded(request.key);
-    }
-  }
+  abstract tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>>;
 
   waitForChange(key: string, answer: Busy<WakeHint>, options: WaitOptions): Promise<void> {
     this.subscription.start();
     return this.wakeUps.wait(key, answer.wake ?? NO_HINT, options);
   }
 
-  async abandon(request: GrantRequest, { signal }: CallContext): Promise<void> {
-    await releaseLock(this.nodes, this.names.of(request.key), request.lockId, signal);
+  async abandon(request: GrantRequest, call: CallContext): Promise<void> {
+    await releaseLock(this.nodes, this.names.of(request.key), request.lockId, call);
   }
 
-  async inspect(key: string, { signal }: CallContext): Promise<LockInfo | null> {
+  async inspect(key: string, call: CallContext): Promise<LockInfo | null> {
     const { lock, holder } = this.names.of(key);
     const votes = await this.nodes.ask(
-      signal,
+      call,
       'inspect',
       (client) => INSPECT.run(client, [lock, holder], []) as Promise<InspectReply | null>,
     );
@@ -86,14 +59,14 @@ export class RedisBackend implements LockBackend<WakeHint> {
     return inspectionOf(key, votes.answers, this.nodes.quorum, this.nodes.size);
   }
 
-  list(prefix: string, { signal }: CallContext): Promise<readonly LockInfo[]> {
-    return listLocks(this.nodes, this.names, prefix, signal);
+  list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return listLocks(this.nodes, this.names, prefix, call);
   }
 
-  async forceRelease(key: string, { signal }: CallContext): Promise<boolean> {
+  async forceRelease(key: string, call: CallContext): Promise<boolean> {
     const { lock, holder, slots, queue, queueExpiries, channel } = this.names.of(key);
     const votes = await this.nodes.ask(
-      signal,
+      call,
       'forceRelease',
       (client) => FORCE_RELEASE.run(client, [lock, holder, slots, queue, queueExpiries], [channel]) as Promise<number>,
     );
@@ -104,9 +77,6 @@ export class RedisBackend implements LockBackend<WakeHint> {
   /** Quits politely; when `signal` aborts (close ran out of time) the sockets are closed at once. */
   async close({ signal }: CallContext): Promise<void> {
     this.wakeUps.close();
-    this.forced.close();
-    // Core aborted the queued waiters before closing: their entries' removals go out before QUIT.
-    await untilAborted(this.queued.drained(), signal, 'close').catch(() => undefined);
     await this.nodes.close(signal);
   }
 }

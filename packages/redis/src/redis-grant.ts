@@ -7,21 +7,27 @@ import { EXTEND, RELEASE, REPAIR } from './scripts.js';
 import { SentCommands } from './sent-commands.js';
 import type { Session, Voter } from './session.js';
 import { onTheNode } from './single-node-call.js';
-import { type Bound, UNBOUNDED } from './until-aborted.js';
+import { BACKGROUND } from './until-aborted.js';
 
 /**
  * Frees the lock if `lockId` holds it, on every node at once; a majority's answers are enough to
  * report the outcome, and a server we never reached cannot hold it. True if any node freed it.
  * With `after`, a node's release goes out once the commands sent there (the grant to undo) settled.
  */
-export async function releaseLock(nodes: NodeSet, keys: LockKeys, lockId: string, bound: Bound, after?: SentCommands): Promise<boolean> {
+export async function releaseLock(
+  nodes: NodeSet,
+  keys: LockKeys,
+  lockId: string,
+  call: CallContext,
+  after?: SentCommands,
+): Promise<boolean> {
   // Only one server queues waiters (queue-scripts.ts).
   const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
   const run = (client: Redis): Promise<number> => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>;
   const command = (client: Redis): Promise<number> => (after ? after.after(client, () => run(client)) : run(client));
   // One connected node (nearly always): it answers, or the release failed.
-  if (!nodes.isQuorum && nodes.nodes[0]!.usableSession) return (await onTheNode(nodes, bound, 'release', command)).value === 1;
-  const votes = await nodes.ask(bound, 'release', command, {
+  if (!nodes.isQuorum && nodes.nodes[0]!.usableSession) return (await onTheNode(nodes, call, 'release', command)).value === 1;
+  const votes = await nodes.ask(call, 'release', command, {
     ifNeverConnected: 0,
     decision: { decided: (partial) => partial.answers.length + partial.errors.length >= nodes.quorum && !partial.tooManyFailed },
   });
@@ -122,9 +128,9 @@ export class RedisGrant implements BackendGrant, Voter {
     return releaseLock(this.nodes, this.keys, this.lockId, call, this.repairs);
   }
 
-  async isHeld({ signal }: CallContext): Promise<boolean> {
+  async isHeld(call: CallContext): Promise<boolean> {
     const { nodes, lockId } = this;
-    const votes = await nodes.ask(signal, 'isHeld', (client) => client.get(this.keys.lock).catch(noValueIfNotAString), {
+    const votes = await nodes.ask(call, 'isHeld', (client) => client.get(this.keys.lock).catch(noValueIfNotAString), {
       decision: {
         decided: (partial) =>
           partial.count((value) => value === lockId) >= nodes.quorum ||
@@ -189,7 +195,7 @@ export class RedisGrant implements BackendGrant, Voter {
    */
   private async repair(ttlMs: number): Promise<void> {
     const votes = await this.nodes
-      .ask(UNBOUNDED, 'repair', (client) =>
+      .ask(BACKGROUND, 'repair', (client) =>
         this.repairs.track(client, REPAIR.run(client, [this.keys.lock], [this.lockId, ttlMs]) as Promise<number>),
       )
       .catch(() => undefined);

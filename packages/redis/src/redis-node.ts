@@ -1,4 +1,5 @@
 import { BackendError, InvalidArgumentError } from '@holdfast/core';
+import type { CallContext } from '@holdfast/core/backend';
 import type { Redis, RedisOptions } from 'ioredis';
 import { dropSocket, failFastClient, keepTimerListFor, type NodeSettings, quit } from './connections.js';
 import { Session } from './session.js';
@@ -55,9 +56,9 @@ export class RedisNode {
     return this.firstAttemptOver && !this.refusal ? this.session : undefined;
   }
 
-  /** The current session; waits (bounded by `signal`) only for the very first connection attempt. */
-  async ready(signal: AbortSignal): Promise<Session> {
-    if (!this.firstAttemptOver) await untilAborted(this.firstAttempt, signal, `connect to ${this.label}`);
+  /** The current session; waits (bounded by `call`) only for the very first connection attempt. */
+  async ready(call: CallContext): Promise<Session> {
+    if (!this.firstAttemptOver) await untilAborted(this.firstAttempt, call, `connect to ${this.label}`);
     if (this.refusal) throw this.refusal;
     if (this.session) return this.session;
     const cause = this.lastError ? `: ${this.lastError.message}` : '';
@@ -100,7 +101,7 @@ export class RedisNode {
     this.closed = true;
     const clients = [this.client, this.subscriber].filter((client): client is Redis => client !== undefined);
     const limit = AbortSignal.any([signal, AbortSignal.timeout(this.settings.commandTimeoutMs || this.settings.connectTimeoutMs)]);
-    await untilAborted(Promise.all(clients.map((client) => quit(client))), limit, 'close').catch(() => undefined);
+    await untilAborted(Promise.all(clients.map((client) => quit(client))), { signal: limit }, 'close').catch(() => undefined);
     for (const client of clients) {
       client.disconnect(false);
       dropSocket(client);

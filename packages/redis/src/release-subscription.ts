@@ -21,6 +21,12 @@ const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
  * freed slot, and its slot holders are told. Patterns also hear older versions' per-key release
  * channels, which they publish to and subscribe to alike.
  */
+/** What only one server has, told by the messages: queued waiters and semaphore slot holders. */
+export interface SingleNodeListeners {
+  readonly queued: QueuedWaiters;
+  readonly forced: ForcedReleases;
+}
+
 export class ReleaseSubscription {
   private readonly handlers: SubscriptionHandlers;
   private patterns = false;
@@ -30,8 +36,8 @@ export class ReleaseSubscription {
     private readonly nodes: readonly RedisNode[],
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
-    private readonly forced: ForcedReleases,
-    private readonly queued: QueuedWaiters,
+    /** A quorum has none. */
+    private readonly single: SingleNodeListeners | undefined,
   ) {
     this.handlers = this.handlersFor();
   }
@@ -45,49 +51,50 @@ export class ReleaseSubscription {
 
   /** The provider's own wake channel: for its queued waiters. */
   startWakeChannel(): void {
-    if (this.wakeChannel) return;
+    if (this.wakeChannel || !this.single) return;
     this.wakeChannel = true;
-    for (const node of this.nodes) node.listen(this.handlers, { channels: [this.queued.wakeChannel] });
+    for (const node of this.nodes) node.listen(this.handlers, { channels: [this.single.queued.wakeChannel] });
   }
 
   private handlersFor(): SubscriptionHandlers {
-    const { names, wakeUps, forced, queued } = this;
+    const { names, wakeUps } = this;
+    const { queued, forced } = this.single ?? {};
     let listening = false;
     return {
       // A subscription added later also comes here: its messages so far may have been missed.
       listening: () => {
         listening = true;
         wakeUps.listening();
-        queued.wakeEveryone();
+        queued?.wakeEveryone();
       },
       dropped: () => {
         if (!listening) return;
         listening = false;
         wakeUps.dropped();
-        queued.wakeEveryone();
+        queued?.wakeEveryone();
       },
       // Our release script's DEL is also notified when the server has keyspace notifications on: the
       // two messages of one release come together, and the second finds the waiter it would wake
       // already woken (see WakeUps.released). A named release comes on the key's channel and on the
       // waiter's provider's wake channel: the second finds the waiter woken too.
       message: (channel, message) => {
-        if (channel === queued.wakeChannel) {
+        if (channel === queued?.wakeChannel) {
           if (message.startsWith(NAMED_RELEASE)) queued.named(message.slice(NAMED_RELEASE.length));
           return;
         }
         const released = names.releasedKey(channel);
         if (released !== undefined) {
-          if (message.startsWith(NAMED_RELEASE)) queued.named(message.slice(NAMED_RELEASE.length));
-          else queued.freed(released);
+          if (message.startsWith(NAMED_RELEASE)) queued?.named(message.slice(NAMED_RELEASE.length));
+          else queued?.freed(released);
           const slots = forcedSlotsIn(message);
           if (slots === undefined) return wakeUps.released(released);
-          forced.told(released, slots);
+          forced?.told(released, slots);
           for (const _ of slots) wakeUps.released(released);
           return;
         }
         const key = names.keyspaceKey(channel);
         if (key === undefined || !FREEING_EVENTS.has(message)) return;
-        queued.freed(key);
+        queued?.freed(key);
         wakeUps.released(key);
       },
     };

@@ -80,26 +80,6 @@ end
 `;
 
 /**
- * Grant: SET NX PX, then the fencing counter is bumped in the same script, so tokens strictly
- * increase per key.
- * KEYS: lock, fence hash, holder hash. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), bumpWhenBusy ("1"/"0").
- * Returns {1, token, acquiredAtMs} (server clock) when granted. When busy: {0, pttl} (the holder's
- * remaining lease, -1 for a key without expiry: the waiter's wake-up hint, so waiting costs no PTTL
- * of its own), or {0, pttl, counter} with bumpWhenBusy (quorum mode: a node that refused still moves
- * its counter past the holder's token, so the informational token of the next grant exceeds this
- * holder's even if this node is not among the next majority). {-1} when the key is a semaphore's.
- */
-export const ACQUIRE = new LuaScript(`${FENCE_BUMP}
-if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
-  local pttl = redis.call('pttl', KEYS[1])
-  if ARGV[6] == '1' then return {0, pttl, bump(KEYS[2])} end
-  return {0, pttl}
-end
-${RECORD_GRANT}
-return recordGrant()`);
-
-/**
  * Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing,
  * -1 held by another value or a semaphore (pcall: GET of a sorted set is an error reply, a table).
  */

@@ -1,66 +1,102 @@
 import type { LockInfo } from '@holdfast/core';
 import {
-  type BackendGrant,
+  type Busy,
   busy,
   type CallContext,
   type GrantOutcome,
   type GrantRequest,
   granted,
   isSlotRequest,
-  type QueuedWait,
+  type QueuePlace,
   type SlotRequest,
+  type WaitOptions,
 } from '@holdfast/core/backend';
-import { acquireInQueue } from './queued-acquire.js';
-import { RedisBackend } from './redis-backend.js';
+import { SINGLE_NODE_CAPABILITIES } from './capabilities.js';
+import { ForcedReleases } from './forced-releases.js';
+import type { KeyNames } from './key-names.js';
+import { leaveQueue } from './leave-queue.js';
+import type { NodeSet } from './node-set.js';
+import { QueuedWaiters } from './queued-waiters.js';
+import { RedisBackend, type RedisBackendSettings } from './redis-backend.js';
 import { RedisGrant } from './redis-grant.js';
 import { grantInTurn } from './single-node-grant.js';
 import { RedisSlot, releaseSlot } from './slot-grant.js';
 import { slotHolders } from './slot-holders.js';
 import { takeSlot } from './take-slot.js';
+import { untilAborted } from './until-aborted.js';
 import type { WakeHint } from './wake-ups.js';
 
 /**
- * One Redis server: locks, and semaphores (a sorted set per key, see slot-scripts.ts). A quorum has
- * no semaphores (RedisBackend alone): a slot granted by a majority of independent servers is not
- * sound without more work (each node prunes by its own clock, a node that forgot its slots lets
- * the count exceed the limit, and counts of different majorities do not add up).
+ * One Redis server: locks whose waiters queue on the server (queue-scripts.ts), and semaphores (a
+ * sorted set per key, see slot-scripts.ts). A quorum (quorum-backend.ts) has no semaphores: a slot
+ * granted by a majority of independent servers is not sound without more work (each node prunes by
+ * its own clock, a node that forgot its slots lets the count exceed the limit, and counts of
+ * different majorities do not add up).
  */
 export class SingleNodeBackend extends RedisBackend {
-  /** A queued waiter's first attempt takes a free key nobody queues for (queue-scripts.ts). */
-  readonly queuedAcquireTriesFirst = true;
+  /** The provider's waiters in the keys' server-side queues. */
+  private readonly queued: QueuedWaiters;
+  /** Slot holders waiting to hear of a forced release of their key. */
+  private readonly forced: ForcedReleases;
 
-  /** One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). */
-  override async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
-    const attempt = this.wakeUps.attemptStarted(request.key);
-    try {
-      const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call);
-      return outcome instanceof RedisGrant ? granted(outcome) : busy({ ...attempt, freeInMs: outcome.freeInMs });
-    } finally {
-      this.wakeUps.attemptEnded(request.key);
-    }
+  constructor(nodes: NodeSet, names: KeyNames, settings: RedisBackendSettings) {
+    const single = { queued: new QueuedWaiters(), forced: new ForcedReleases() };
+    super(nodes, names, settings, SINGLE_NODE_CAPABILITIES, single);
+    this.queued = single.queued;
+    this.forced = single.forced;
   }
 
   /**
-   * Plain locks wait in the key's queue on the server, so a release lets one waiter try, whichever
-   * provider it is in (queued-acquire.ts); the first wait subscribes the provider's wake channel.
+   * One attempt, refused while a live waiter of the key's queue is next (queue-scripts.ts). A
+   * waiting acquire's attempts (with a place) join or refresh the place in that queue and are
+   * granted only in its turn, so a release lets one waiter try, whichever provider it is in. A
+   * single attempt never queues, and no wait follows it: it leaves the wake-ups alone.
    */
-  acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
-    return acquireInQueue(this.nodes, this.names.of(request.key), this.queued, request, {
-      ...wait,
-      pollIntervalMs: this.settings.pollIntervalMs,
-      // Only a waiter needs it; one that missed a release before it was active is woken once it is.
-      onWaiting: () => {
-        this.subscription.startWakeChannel();
-        wait.onWaiting?.();
-      },
-    });
+  async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
+    const { place } = request;
+    const waiter = place ? this.queued.joined(request.key, place, request.ttlMs) : undefined;
+    waiter?.armed();
+    const outcome = await grantInTurn(this.nodes, this.names.of(request.key), request, call, waiter);
+    if (outcome instanceof RedisGrant) {
+      // The grant script removed the waiter's entry.
+      if (waiter) this.queued.remove(waiter);
+      return granted(outcome);
+    }
+    if (waiter) waiter.atHead = outcome.atHead;
+    // The wait that follows is the waiter's own (waitForChange), not the wake-ups': no release counts as missed.
+    return busy({ since: Infinity, woken: false, freeInMs: outcome.freeInMs });
   }
 
-  async tryGrantSlot(request: SlotRequest, { signal }: CallContext): Promise<GrantOutcome<WakeHint>> {
+  /**
+   * Between a queued waiter's attempts: until a release names it, its place needs refreshing, or
+   * (next in line) the holder's lease runs out. Other waits (semaphores, observers) use the wake-ups.
+   */
+  override waitForChange(key: string, answer: Busy<WakeHint>, options: WaitOptions): Promise<void> {
+    const waiter = options.place && this.queued.of(options.place);
+    if (!waiter) return super.waitForChange(key, answer, options);
+    // Only a waiter needs it; one that missed a release before it was active is woken once it is.
+    this.subscription.startWakeChannel();
+    const untilNext = waiter.nextTryInMs(answer.wake?.freeInMs ?? Infinity, this.settings.pollIntervalMs);
+    return waiter.wait(Math.min(untilNext, options.timeoutMs), options.signal);
+  }
+
+  /** The acquire ended without a lock: its entry goes at once (it would lapse anyway), naming the next waiter. */
+  async leaveQueue(key: string, place: QueuePlace, call: CallContext): Promise<void> {
+    // No waiter: its attempts never queued it (a semaphore's), or its grant removed the entry.
+    const waiter = this.queued.of(place);
+    if (!waiter) return;
+    try {
+      await leaveQueue(this.nodes, this.names.of(key), waiter, call);
+    } finally {
+      this.queued.remove(waiter);
+    }
+  }
+
+  async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<WakeHint>> {
     const attempt = this.wakeUps.attemptStarted(request.key);
     let outcome: Awaited<ReturnType<typeof takeSlot>> | undefined;
     try {
-      outcome = await takeSlot(this.nodes, this.names.of(request.key), request, signal, this.forced);
+      outcome = await takeSlot(this.nodes, this.names.of(request.key), request, call, this.forced);
     } finally {
       this.wakeUps.attemptEnded(request.key, outcome instanceof RedisSlot);
     }
@@ -70,12 +106,19 @@ export class SingleNodeBackend extends RedisBackend {
     return granted(outcome);
   }
 
-  slotHolders(key: string, { signal }: CallContext): Promise<readonly LockInfo[]> {
-    return slotHolders(this.nodes, this.names.of(key), key, signal);
+  slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return slotHolders(this.nodes, this.names.of(key), key, call);
   }
 
   override async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     if (!isSlotRequest(request)) return super.abandon(request, call);
-    await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call.signal);
+    await releaseSlot(this.nodes, this.names.of(request.key), request.lockId, call);
+  }
+
+  /** Core ended the queued waits before closing: their entries' removals are answered before QUIT. */
+  override async close(call: CallContext): Promise<void> {
+    this.forced.close();
+    await untilAborted(this.queued.drained(), call, 'close').catch(() => undefined);
+    await super.close(call);
   }
 }

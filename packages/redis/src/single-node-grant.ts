@@ -1,12 +1,13 @@
 import { LockConflictError } from '@holdfast/core';
-import type { GrantRequest } from '@holdfast/core/backend';
+import type { CallContext, GrantRequest } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { ACQUIRE_IN_TURN } from './queue-scripts.js';
+import type { QueuedWaiter } from './queued-waiters.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { SentCommands } from './sent-commands.js';
 import { onTheNode } from './single-node-call.js';
-import { type Bound, UNBOUNDED } from './until-aborted.js';
+import { BACKGROUND } from './until-aborted.js';
 import type { Answer } from './votes.js';
 
 /** ACQUIRE_IN_TURN's answer: [1, token, acquiredAtMs] when granted; [0, pttl, atHead] when busy; [-1] on a semaphore's key. */
@@ -14,12 +15,6 @@ type InTurnReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, acquiredAtOr
 
 /** How long a queued waiter's place lasts after its last refresh (the server also expires the queue keys after it). */
 export const QUEUE_ENTRY_TTL_MS = 2000;
-
-/** A queued waiter's attempt: its id in the key's queue, and how long its place lasts from now. */
-export interface QueuePlace {
-  readonly waiterId: string;
-  readonly entryTtlMs: number;
-}
 
 /** Busy: how long the holder's lease may still last (Infinity: unknown), and whether the requester is next. */
 export interface NotYourTurn {
@@ -29,35 +24,38 @@ export interface NotYourTurn {
 
 /**
  * One grant attempt on the only server, in turn: refused while another live waiter heads the
- * key's queue. With `place`, the requester's entry is added or refreshed in the same script, and
- * the grant's lease is timed from the local moment the attempt was sent (`sentAt`); without, from
- * the server's clock as a plain attempt reports it. A failed attempt may have been applied: it is
+ * key's queue. With `waiter`, the requester's entry is added or refreshed in the same script, and
+ * the grant's acquiredAt is the local moment the attempt was sent (`sentAt`); without, the
+ * server's clock as a plain attempt reports it. A failed attempt may have been applied: it is
  * undone in the background before the error is thrown.
  */
 export async function grantInTurn(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  bound: Bound,
-  place?: QueuePlace,
+  call: CallContext,
+  waiter?: QueuedWaiter,
 ): Promise<RedisGrant | NotYourTurn> {
   const sentAt = Date.now();
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
   const args = [request.lockId, request.ttlMs, request.owner, ...reason];
   // A plain attempt sends no waiter arguments: fewer bytes to write and parse, on both sides.
-  if (place) args.push(place.waiterId, place.entryTtlMs, QUEUE_ENTRY_TTL_MS);
+  if (waiter) args.push(waiter.waiterId, waiter.entryLifeMs(), QUEUE_ENTRY_TTL_MS);
   let answer: Answer<InTurnReply>;
-  // The undo waits for the script itself (SentCommands says why).
-  const sent = new SentCommands();
+  // The undo waits for the script itself (SentCommands says why). A waiter's attempts also run on the
+  // server in the order they were made, and its leaving the queue after them: an abandoned attempt
+  // (retried as EVAL after NOSCRIPT) landing after a later one's grant would queue the waiter again.
+  const sent = waiter?.sent ?? new SentCommands();
   try {
-    answer = await onTheNode(nodes, bound, 'acquire', (client) =>
-      sent.track(
+    answer = await onTheNode(nodes, call, 'acquire', (client) =>
+      sent.after(
         client,
-        ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
+        () =>
+          ACQUIRE_IN_TURN.run(client, [keys.lock, keys.fence, keys.holder, keys.queue, keys.queueExpiries], args) as Promise<InTurnReply>,
       ),
     );
   } catch (error) {
-    void releaseLock(nodes, keys, request.lockId, UNBOUNDED, sent).catch(() => undefined);
+    void releaseLock(nodes, keys, request.lockId, BACKGROUND, sent).catch(() => undefined);
     throw error;
   }
   const { value: reply, session } = answer;
@@ -69,7 +67,7 @@ export async function grantInTurn(
   const fields = {
     lockId: request.lockId,
     token: BigInt(reply[1]),
-    acquiredAt: place ? new Date(sentAt) : new Date(Number(reply[2])),
+    acquiredAt: waiter ? new Date(sentAt) : new Date(Number(reply[2])),
     leaseEnd: sentAt + request.ttlMs,
     onLost: request.onLost,
   };

@@ -7,10 +7,10 @@ import { onTheNode } from './single-node-call.js';
 import { EXTEND_SLOT, RELEASE_SLOT, SLOT_HELD } from './slot-scripts.js';
 
 /** Frees `lockId`'s slot of the semaphore if it holds one (and wakes a waiter); true if it did. */
-export async function releaseSlot(nodes: NodeSet, keys: LockKeys, lockId: string, signal: AbortSignal): Promise<boolean> {
+export async function releaseSlot(nodes: NodeSet, keys: LockKeys, lockId: string, call: CallContext): Promise<boolean> {
   const { value } = await onTheNode(
     nodes,
-    signal,
+    call,
     'release',
     (client) => RELEASE_SLOT.run(client, [keys.lock, keys.slots], [lockId, keys.channel]) as Promise<number>,
   );
@@ -64,11 +64,11 @@ export class RedisSlot implements BackendGrant, Voter, SlotWatcher {
     return new Date(this.leaseEnd);
   }
 
-  async extend(ttlMs: number, { signal }: CallContext): Promise<Extension> {
+  async extend(ttlMs: number, call: CallContext): Promise<Extension> {
     const started = Date.now();
     const { value } = await onTheNode(
       this.nodes,
-      signal,
+      call,
       'extend',
       (client) => EXTEND_SLOT.run(client, [this.keys.lock, this.keys.slots], [this.lockId, ttlMs]) as Promise<number>,
     );
@@ -80,15 +80,15 @@ export class RedisSlot implements BackendGrant, Voter, SlotWatcher {
     return stillHeld(this.expiresAt);
   }
 
-  release({ signal }: CallContext): Promise<boolean> {
+  release(call: CallContext): Promise<boolean> {
     this.forget();
-    return releaseSlot(this.nodes, this.keys, this.lockId, signal);
+    return releaseSlot(this.nodes, this.keys, this.lockId, call);
   }
 
-  async isHeld({ signal }: CallContext): Promise<boolean> {
+  async isHeld(call: CallContext): Promise<boolean> {
     const { value } = await onTheNode(
       this.nodes,
-      signal,
+      call,
       'isHeld',
       (client) => SLOT_HELD.run(client, [this.keys.lock], [this.lockId]) as Promise<number>,
     );

@@ -1,4 +1,5 @@
 import type { LockInfo } from '@holdfast/core';
+import type { CallContext } from '@holdfast/core/backend';
 import { FOREIGN_OWNER } from './inspection.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
@@ -17,10 +18,10 @@ interface SlotRecord {
  * The unexpired slots of the key on the server's clock, oldest grant first (tokens increase with
  * every grant). Lease ends are converted to local time by their distance from the server's now.
  */
-export async function slotHolders(nodes: NodeSet, keys: LockKeys, key: string, signal: AbortSignal): Promise<LockInfo[]> {
+export async function slotHolders(nodes: NodeSet, keys: LockKeys, key: string, call: CallContext): Promise<LockInfo[]> {
   const { value: reply } = await onTheNode(
     nodes,
-    signal,
+    call,
     'holders',
     (client) => SLOT_HOLDERS.run(client, [keys.lock, keys.slots], []) as Promise<string[]>,
   );

@@ -1,12 +1,12 @@
 import { LockConflictError } from '@holdfast/core';
-import type { SlotRequest } from '@holdfast/core/backend';
-import type { Refusal } from './acquire.js';
+import type { CallContext, SlotRequest } from '@holdfast/core/backend';
 import type { ForcedReleases } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { onTheNode } from './single-node-call.js';
 import { RedisSlot } from './slot-grant.js';
 import { TAKE_SLOT } from './slot-scripts.js';
+import type { Refusal } from './wake-ups.js';
 
 /** TAKE_SLOT's answer: [1, token, acquiredAtMs]; [0, ms until the earliest lease ends]; [-1] a plain lock; [-2, limit] another limit. */
 type TakeReply = [code: 1, token: string, acquiredAtMs: string] | [code: 0, freeInMs: number] | [code: -1] | [code: -2, limit: number];
@@ -20,7 +20,7 @@ export async function takeSlot(
   nodes: NodeSet,
   keys: LockKeys,
   request: SlotRequest,
-  signal: AbortSignal,
+  call: CallContext,
   forced: ForcedReleases,
 ): Promise<RedisSlot | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
@@ -28,7 +28,7 @@ export async function takeSlot(
   const started = Date.now();
   const { value: reply, session } = await onTheNode(
     nodes,
-    signal,
+    call,
     'acquire',
     (client) => TAKE_SLOT.run(client, [keys.lock, keys.slots, keys.fence], args) as Promise<TakeReply>,
   );

@@ -1,40 +1,27 @@
 import { BackendError } from '@holdfast/core';
-import type { CallContext } from '@holdfast/core/backend';
-import { untilAborted as raceAbort } from '@holdfast/core/backend';
+import { type CallContext, untilAborted as raceAbort } from '@holdfast/core/backend';
 
 /**
- * What bounds a piece of work: a signal, or core's call itself. A call is passed whole where its
- * signal may not be needed (a command on a connected node), because reading `call.signal` builds
- * an AbortController, which cost about as much client CPU as the Redis round trip's own work.
+ * For work of our own after the caller is gone (leaving nothing behind: undoing a grant, a
+ * repair): bounded by the command timeout only. It never aborts, so nothing listens to it: one
+ * listener per call in flight on a signal shared by every call made Node warn of a leak under contention.
  */
-export type Bound = AbortSignal | CallContext;
+export const BACKGROUND: CallContext = Object.freeze({ signal: new AbortController().signal, onAbort: () => undefined });
 
-/** The bound's signal, built only now for a call. */
-export function signalOf(bound: Bound): AbortSignal {
-  return bound instanceof AbortSignal ? bound : bound.signal;
-}
-
-/** The error a call gets when its bound aborts first; the abort's reason is the cause. */
+/** The error a call gets when it aborts first; the abort's reason is the cause. */
 function abandoned(what: string, cause: unknown): BackendError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new BackendError('redis', `${what}: gave up waiting for the server (${reason})`, cause);
 }
 
 /**
- * For work of our own after the caller is gone (leaving the queue, undoing a grant): bounded by the
- * command timeout only. It never aborts, so nothing listens to it: one listener per call in flight
- * on a signal shared by every call made Node warn of a leak under contention.
+ * Core's untilAborted, failing with a Redis BackendError that says what was abandoned. A call with
+ * onAbort is raced without reading its `signal`: that builds an AbortController, which costs about
+ * as much client CPU as the Redis round trip's own work.
  */
-export const UNBOUNDED: AbortSignal = new AbortController().signal;
-
-/** Core's untilAborted, failing with a Redis BackendError that says what was abandoned. */
-export function untilAborted<T>(work: Promise<T>, bound: Bound, what: string): Promise<T> {
-  if (bound === UNBOUNDED) return work;
-  if (bound instanceof AbortSignal || !bound.onAbort) {
-    const signal = signalOf(bound);
-    return raceAbort(work, signal, (reason) => abandoned(what, reason));
-  }
-  const call = bound;
+export function untilAborted<T>(work: Promise<T>, call: CallContext, what: string): Promise<T> {
+  if (call === BACKGROUND) return work;
+  if (!call.onAbort) return raceAbort(work, call.signal, (reason) => abandoned(what, reason));
   return new Promise<T>((resolve, reject) => {
     call.onAbort!((reason) => {
       work.catch(() => undefined);

@@ -10,6 +10,11 @@ export interface WakeHint {
   readonly freeInMs: number;
 }
 
+/** Busy: the longest a majority of nodes may still take to have the key free (Infinity: unknown). */
+export interface Refusal {
+  readonly freeInMs: number;
+}
+
 /** Margin after a holder's lease before re-checking, so the key has certainly expired on the server. */
 const EXPIRY_MARGIN_MS = 5;
 /** Release messages remembered for attempts in flight; older ones count as possibly missed. */

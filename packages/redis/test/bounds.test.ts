@@ -138,7 +138,7 @@ describe.skipIf(!server)('a server stopped with SIGSTOP', { timeout: 30_000 }, (
       { host: '127.0.0.1', port: server!.port },
       { db: 0, commandTimeoutMs: 10_000, connectTimeoutMs: 3000 },
     );
-    await node.ready(AbortSignal.timeout(3000));
+    await node.ready({ signal: AbortSignal.timeout(3000) });
     server!.pause();
     const closed = await timed(node.close(AbortSignal.timeout(200)), 5000, 'node close');
     expect(closed.error).toBeUndefined();

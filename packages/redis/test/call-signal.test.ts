@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KeyNames } from '../src/key-names.js';
 import { NodeSet } from '../src/node-set.js';
-import { RedisBackend } from '../src/redis-backend.js';
+import { QuorumBackend } from '../src/quorum-backend.js';
 import { RedisNode } from '../src/redis-node.js';
 import { SingleNodeBackend } from '../src/single-node-backend.js';
 import { untilAborted } from '../src/until-aborted.js';
@@ -63,7 +63,7 @@ describe.skipIf((await needLocalBinary('redis-server')) !== null)('the grant pat
     const nodeSet = new NodeSet(nodes, { driftFactor: 0.01, straggleMs: 250 });
     nodeSets.push(nodeSet);
     const ready = new AbortController().signal;
-    await Promise.all(nodes.map((node) => node.ready(ready)));
+    await Promise.all(nodes.map((node) => node.ready({ signal: ready })));
     return nodeSet;
   }
 
@@ -79,7 +79,7 @@ describe.skipIf((await needLocalBinary('redis-server')) !== null)('the grant pat
   });
 
   test('a quorum of 3, counters level: grant, extend and release', async () => {
-    const backend = new RedisBackend(await connected(3), new KeyNames('holdfast:', 0), waiting);
+    const backend = new QuorumBackend(await connected(3), new KeyNames('holdfast:', 0), waiting);
     // A key's first grant levels the nodes' counters (each starts at its own clock): that sync waits within the call's signal.
     const call = { signal: new AbortController().signal };
     const first = await backend.tryGrant(request('quorum'), call);

@@ -6,9 +6,9 @@ import { lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createRedisProvider } from '../src/index.js';
-import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
+import { QUEUE_REFRESH_MS } from '../src/queued-waiters.js';
 import { QUEUE_ENTRY_TTL_MS } from '../src/single-node-grant.js';
-import { UNBOUNDED } from '../src/until-aborted.js';
+import { BACKGROUND } from '../src/until-aborted.js';
 import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 import { type RedisProcess, startRedisProcess } from './redis-process.js';
 
@@ -266,7 +266,7 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     let mostListeners = 0;
     let sampling = true;
     const sample = (): void => {
-      mostListeners = Math.max(mostListeners, getEventListeners(UNBOUNDED, 'abort').length);
+      mostListeners = Math.max(mostListeners, getEventListeners(BACKGROUND.signal, 'abort').length);
       if (sampling) setImmediate(sample);
     };
     try {

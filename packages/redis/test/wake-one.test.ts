@@ -2,7 +2,7 @@ import { channel } from 'node:diagnostics_channel';
 import type { LockProvider } from '@holdfast/core';
 import { until, within } from '@holdfast/test-harness/helpers';
 import { describe, expect, test } from 'vitest';
-import { QUEUE_REFRESH_MS } from '../src/queued-acquire.js';
+import { QUEUE_REFRESH_MS } from '../src/queued-waiters.js';
 import { providersClosedAfterEach, serverWithAdmin } from './fixture.js';
 
 // A release frees a key for one contender: it must wake one waiter of a provider, not all of them

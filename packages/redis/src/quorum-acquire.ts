@@ -1,20 +1,17 @@
 import { BackendError, LockConflictError } from '@holdfast/core';
-import { type GrantRequest, sleep } from '@holdfast/core/backend';
+import { type CallContext, type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
 import { QUORUM_ACQUIRE } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
-import { ACQUIRE } from './scripts.js';
 import { SentCommands } from './sent-commands.js';
 import { TokenSync } from './token-sync.js';
-import { type Bound, signalOf, UNBOUNDED, untilAborted } from './until-aborted.js';
+import { BACKGROUND, untilAborted } from './until-aborted.js';
 import type { Answer, Votes } from './votes.js';
+import type { Refusal } from './wake-ups.js';
 
-/**
- * ACQUIRE's answer: [1, token, acquiredAtMs] when granted, [0, pttl] when busy; QUORUM_ACQUIRE's: [1, token],
- * [0, pttl, counter]; [-1] on a semaphore's key.
- */
-type AcquireReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, acquiredAtOrCounter?: string];
+/** QUORUM_ACQUIRE's answer: [1, token] when granted, [0, pttl, counter] when busy, [-1] on a semaphore's key. */
+type AcquireReply = [code: -1 | 0 | 1, tokenOrPttl: string | number, counter?: string];
 
 export interface SplitVoteSettings {
   /** Quorum mode: extra attempts after a split vote (no majority for anyone), with random delays. */
@@ -22,13 +19,8 @@ export interface SplitVoteSettings {
   readonly retryJitterMs: number;
 }
 
-/** Busy: the longest a majority of nodes may still take to have the key free (Infinity: unknown). */
-export interface Refusal {
-  readonly freeInMs: number;
-}
-
 /**
- * One grant attempt: the ACQUIRE script on every node at once, granted when a majority says yes
+ * One quorum grant attempt: QUORUM_ACQUIRE on every node at once, granted when a majority says yes
  * with lease left after the clock-drift allowance. Whatever a failed attempt may have set anywhere
  * is undone before it answers; a split vote (contenders each hold a minority) is retried after a
  * random pause so that one of them wins.
@@ -37,24 +29,23 @@ export async function acquire(
   nodes: NodeSet,
   keys: LockKeys,
   request: GrantRequest,
-  bound: Bound,
+  call: CallContext,
   settings: SplitVoteSettings,
 ): Promise<RedisGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
-  const script = nodes.isQuorum ? QUORUM_ACQUIRE : ACQUIRE;
   const lockKeys = [keys.lock, keys.fence, keys.holder];
   // Every command of this call reaches a node after the previous ones settled there: an undo after
   // the grant it undoes (whose EVAL may come a round trip late, NOSCRIPT), a split vote's retry
   // (same lockId) after the previous round's undo.
   const sent = new SentCommands();
-  const undo = (undoBound: Bound): Promise<unknown> => releaseLock(nodes, keys, request.lockId, undoBound, sent).catch(() => undefined);
+  const undo = (undoCall: CallContext): Promise<unknown> => releaseLock(nodes, keys, request.lockId, undoCall, sent).catch(() => undefined);
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
-    // Quorum: the holder record's time; single node: "move the counter when busy" is off.
-    const args = [request.lockId, request.ttlMs, request.owner, ...reason, nodes.isQuorum ? started : '0'];
+    // The holder record's time is the client's: the nodes' clocks differ.
+    const args = [request.lockId, request.ttlMs, request.owner, ...reason, started];
     const late = new LateAnswers();
     const votes = await nodes
-      .ask(bound, 'acquire', (client) => sent.after(client, () => script.run(client, lockKeys, args) as Promise<AcquireReply>), {
+      .ask(call, 'acquire', (client) => sent.after(client, () => QUORUM_ACQUIRE.run(client, lockKeys, args) as Promise<AcquireReply>), {
         // Like Redlock, the first majority decides; the others' answers still count when they come (late).
         decision: {
           decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
@@ -63,48 +54,47 @@ export async function acquire(
       })
       .catch((error: unknown) => {
         // Abandoned (abort, deadline): core's own undo goes out at once; this one follows the grant's late EVAL.
-        void undo(UNBOUNDED);
+        void undo(BACKGROUND);
         throw error;
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
     if (votes.count((reply) => reply[0] === -1) > 0) {
-      if (mayHold) await undo(bound);
+      if (mayHold) await undo(call);
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
       const token = tokenOf(votes.answers);
-      const tokens = nodes.isQuorum ? new TokenSync(token, keys, request.lockId) : undefined;
-      if (tokens) {
-        for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
-        await tokensTaken(tokens, undo, bound);
-      }
+      const tokens = new TokenSync(token, keys, request.lockId);
+      for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
+      await tokensTaken(tokens, undo, call);
       // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).
-      if (!tokens || nodes.validity(request.ttlMs, started) > 0) {
+      if (nodes.validity(request.ttlMs, started) > 0) {
         const fields = {
           lockId: request.lockId,
           token,
-          acquiredAt: acquiredAtOf(votes.answers, nodes, started),
+          // The local time the request was sent: the nodes' clocks differ.
+          acquiredAt: new Date(started),
           leaseEnd: started + request.ttlMs,
           onLost: request.onLost,
         };
         const grant = new RedisGrant(nodes, keys, fields, votes.votesFor(isGranted));
         late.deliver(({ value, session }) => {
-          tokens?.heard(session, counterOf(value));
+          tokens.heard(session, counterOf(value));
           if (isGranted(value) && session) grant.lateVote(session);
         });
         return grant;
       }
     } else if (votes.tooManyFailed) {
       // A node that did not answer may still have applied the grant: undo it without making the caller wait.
-      void undo(UNBOUNDED);
+      void undo(BACKGROUND);
       throw votes.failure('acquire');
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
-    if (mayHold) await undo(bound);
+    if (mayHold) await undo(call);
     if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
-    await sleep(Math.random() * settings.retryJitterMs, signalOf(bound));
+    await sleep(Math.random() * settings.retryJitterMs, call.signal);
   }
 }
 
@@ -115,18 +105,18 @@ export async function acquire(
  * fails with a BackendError, as when too many nodes fail; core retries a failed attempt while the
  * caller's wait lasts. An abort also releases it (in the background) and fails the call.
  */
-async function tokensTaken(tokens: TokenSync, undo: (bound: Bound) => Promise<unknown>, bound: Bound): Promise<void> {
+async function tokensTaken(tokens: TokenSync, undo: (call: CallContext) => Promise<unknown>, call: CallContext): Promise<void> {
   const acknowledged = tokens.acknowledged();
   if (!acknowledged) return;
-  const signal = signalOf(bound);
+  const signal = call.signal;
   try {
-    await untilAborted(acknowledged, signal, 'acquire');
+    await untilAborted(acknowledged, { signal }, 'acquire');
   } catch (error) {
     if (signal.aborted) {
-      void undo(UNBOUNDED);
+      void undo(BACKGROUND);
       throw error;
     }
-    await undo(signal);
+    await undo({ signal });
     const cause = error instanceof Error ? error.message : String(error);
     throw new BackendError('redis', `acquire: a node that granted did not take the grant's token, so it was released (${cause})`, error);
   }
@@ -154,9 +144,8 @@ class LateAnswers {
 }
 
 /**
- * Single node: the key's counter. Quorum (informational only, capabilities.fencing = 'none'): the
- * largest counter of the nodes that answered before the grant was decided, busy ones included;
- * TokenSync brings the others up to it.
+ * Informational only (capabilities.fencing = 'none'): the largest counter of the nodes that answered
+ * before the grant was decided, busy ones included; TokenSync brings the others up to it.
  */
 function tokenOf(answers: readonly AcquireReply[]): bigint {
   let token = 0n;
@@ -167,15 +156,10 @@ function tokenOf(answers: readonly AcquireReply[]): bigint {
   return token;
 }
 
-/** The node's fencing counter after the attempt (0 when a busy answer carries none: single node). */
+/** The node's fencing counter after the attempt (0 for a semaphore's key, which answers none). */
 function counterOf(reply: AcquireReply): bigint {
   const counter = isGranted(reply) ? reply[1] : reply[2];
   return counter === undefined ? 0n : BigInt(counter);
-}
-
-/** The server's clock with one node; with a quorum (clocks differ) the local time the request was sent. */
-function acquiredAtOf(answers: readonly AcquireReply[], nodes: NodeSet, started: number): Date {
-  return nodes.isQuorum ? new Date(started) : new Date(Number(answers[0]![2]));
 }
 
 /** The quorum-th shortest time until a node has the key free: a majority is free by then. */
