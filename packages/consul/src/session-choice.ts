@@ -67,9 +67,8 @@ export class Sessions {
    * not the locks' shared session: an entry that may outlive its waiter has its session dropped
    * (dropQueueSession), which must never cost a held lock its key.
    */
-  async forQueue(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
-    const ttlMs = sessionTtlFor(request.ttlMs);
-    return new SharedUse(this.queuePool, (await this.queuePool.get(ttlMs, signal)).id, ttlMs);
+  async forQueue(sessionTtlMs: number, signal: AbortSignal): Promise<GrantSession> {
+    return new SharedUse(this.queuePool, (await this.queuePool.get(sessionTtlMs, signal)).id, sessionTtlMs);
   }
 
   /**
