@@ -18,7 +18,7 @@ import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection
 import type { ResolvedOptions } from './options.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { semaphorePlace } from './semaphore-record.js';
-import { Sessions } from './session-choice.js';
+import { SessionChoice } from './session-choice.js';
 import { tryGrantSlot } from './slot-acquire.js';
 import { abandonSlot, forceReleaseSlots } from './slot-release.js';
 import { type QueueContext, WaitQueue } from './wait-queue.js';
@@ -51,7 +51,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   readonly name = 'consul';
   readonly capabilities: Capabilities;
   private readonly http: ConsulHttp;
-  private readonly sessions: Sessions;
+  private readonly sessions: SessionChoice;
   private readonly watches: Watches;
   private readonly grants: QueueContext;
   private readonly queue: WaitQueue;
@@ -69,7 +69,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     const { address, token, datacenter, callTimeoutMs } = options;
     this.http = new ConsulHttp({ baseUrl: address, token, datacenter, requestTimeoutMs: callTimeoutMs });
     const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
-    this.sessions = new Sessions(this.http, options, background);
+    this.sessions = new SessionChoice(this.http, options, background);
     this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
     const track = (cleanup: Promise<void>): void => {
       this.cleanups.add(cleanup);

@@ -1,8 +1,8 @@
 import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
-import { type GrantSession, LapsingSession, sessionTtlFor } from './grant-session.js';
 import { modifyIndexOf, type TxnKvOp, type TxnResult, transact } from './kv.js';
-import type { Sessions } from './session-choice.js';
+import type { SessionChoice } from './session-choice.js';
+import { type GrantSession, LapsingSession, sessionTtlFor } from './session-kinds.js';
 import type { SnapshotView } from './snapshot-view.js';
 import type { Monitored } from './watch.js';
 import type { Watches } from './watches.js';
@@ -10,7 +10,7 @@ import type { Watches } from './watches.js';
 /** What every grant of one provider shares. */
 export interface GrantContext {
   readonly http: ConsulHttp;
-  readonly sessions: Sessions;
+  readonly sessions: SessionChoice;
   readonly watches: Watches;
   /** The bound of a clean-up nobody waits for: the call timeout, cut short when close() runs out of time. */
   readonly background: () => AbortSignal;
@@ -26,11 +26,11 @@ export interface Move {
 }
 
 /**
- * A grant held by a Consul session: a lock (grant.ts) or a semaphore slot (slot-grant.ts). It lives
+ * A grant held by a Consul session: a lock (lock-grant.ts) or a semaphore slot (slot-grant.ts). It lives
  * while its session does; it is watched until released or lost, and it alone changes its state. A
  * subclass says how to check, free and move it; it calls watch() once its own fields are set.
  */
-export abstract class SessionGrant implements BackendGrant, Monitored {
+export abstract class ConsulGrant implements BackendGrant, Monitored {
   private state: State = 'held';
 
   protected constructor(
@@ -164,7 +164,7 @@ export abstract class SessionGrant implements BackendGrant, Monitored {
 }
 
 /** Core stopped waiting for this answer (it abandons the request): nothing may keep the grant alive. */
-export function unlessAbandoned<Grant extends SessionGrant>(grant: Grant, context: GrantContext, call: CallContext): Grant {
+export function unlessAbandoned<G extends ConsulGrant>(grant: G, context: GrantContext, call: CallContext): G {
   if (call.signal.aborted) {
     grant
       .release({ signal: context.background() })

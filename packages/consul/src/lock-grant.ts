@@ -1,9 +1,9 @@
 import { LOCK_FLAG } from './constants.js';
-import type { GrantSession } from './grant-session.js';
+import { ConsulGrant, type GrantContext, type Move } from './grant.js';
 import { readKey } from './kv.js';
 import { whyNotGrant } from './ownership.js';
 import { releaseExact } from './release.js';
-import { type GrantContext, type Move, SessionGrant } from './session-grant.js';
+import type { GrantSession } from './session-kinds.js';
 import type { SnapshotView } from './snapshot-view.js';
 
 /**
@@ -11,7 +11,7 @@ import type { SnapshotView } from './snapshot-view.js';
  * its write (the fencing token, which is also how a release tells this grant from a later one of the
  * same session).
  */
-export class ConsulGrant extends SessionGrant {
+export class LockGrant extends ConsulGrant {
   constructor(
     context: GrantContext,
     readonly consulKey: string,

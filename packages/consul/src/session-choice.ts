@@ -1,9 +1,9 @@
 import type { GrantRequest } from '@holdfast/core/backend';
 import { LOCK_SESSION_NAME, QUEUE_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './grant-session.js';
+import { createSession } from './session.js';
+import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './session-kinds.js';
 import { SharedSessions } from './session-pool.js';
-import { createSession } from './sessions.js';
 import { SpareSessions } from './spare-sessions.js';
 
 export interface SessionSettings {
@@ -13,7 +13,7 @@ export interface SessionSettings {
 }
 
 /** Chooses and makes the session of each attempt. */
-export class Sessions {
+export class SessionChoice {
   private readonly pool: SharedSessions;
   /** Queue entries' own shared sessions, apart from the locks', so that dropping one never touches a lock. */
   private readonly queuePool: SharedSessions;

@@ -1,7 +1,7 @@
 import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
+import { destroySession, RenewedSession, renewSession } from './session.js';
 import type { SessionUser, SharedSessions } from './session-pool.js';
-import { destroySession, RenewedSession, renewSession } from './sessions.js';
 
 /**
  * How a grant's session lives:

@@ -1,7 +1,7 @@
 import { ProviderClosedError } from '@holdfast/core';
 import { sleep, untilAborted } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
-import { createSession, destroySession, RenewedSession } from './sessions.js';
+import { createSession, destroySession, RenewedSession } from './session.js';
 
 const DROP_RETRY_FIRST_MS = 50;
 const DROP_RETRY_MAX_MS = 1000;

@@ -11,11 +11,11 @@ import {
 } from '@holdfast/core/backend';
 import { type AcquireSettings, type ConsulWake, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
-import { type GrantSession, sessionTtlFor } from './grant-session.js';
+import type { GrantContext } from './grant.js';
 import { invalidSessionRefusal, isLockEntry, readEntries, readKey } from './kv.js';
 import { LocalTurns, type Turn } from './local-turns.js';
 import { dequeue, dequeueOp, enqueue, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
-import type { GrantContext } from './session-grant.js';
+import { type GrantSession, sessionTtlFor } from './session-kinds.js';
 
 export interface QueueContext extends GrantContext {
   /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
