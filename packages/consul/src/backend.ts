@@ -16,12 +16,13 @@ import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_
 import { ConsulHttp } from './consul-http.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
 import type { ResolvedOptions } from './options.js';
+import type { QueueContext } from './queue-entry.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { semaphorePlace } from './semaphore-record.js';
 import { SessionChoice } from './session-choice.js';
 import { tryGrantSlot } from './slot-acquire.js';
 import { abandonSlot, forceReleaseSlots } from './slot-release.js';
-import { type QueueContext, WaitQueue } from './wait-queue.js';
+import { WaitQueue } from './wait-queue.js';
 import { Watches } from './watches.js';
 
 /**

@@ -6,47 +6,24 @@ import {
   type GrantRequest,
   linkedController,
   type QueuePlace,
-  sleep,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { type AcquireSettings, type ConsulWake, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
-import type { GrantContext } from './grant.js';
-import { invalidSessionRefusal, isLockEntry, readEntries, readKey } from './kv.js';
+import { isLockEntry, readEntries, readKey } from './kv.js';
 import { LocalTurns, type Turn } from './local-turns.js';
-import { dequeue, dequeueOp, enqueue, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
-import { type GrantSession, sessionTtlFor } from './session-kinds.js';
-
-export interface QueueContext extends GrantContext {
-  /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
-  readonly track: (cleanup: Promise<void>) => void;
-  /** Aborted as close() begins: clean-ups that retry stop retrying. */
-  readonly closing: AbortSignal;
-}
+import { type QueueContext, QueueEntry } from './queue-entry.js';
+import { dequeueOp, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
+import { sessionTtlFor } from './session-kinds.js';
 
 export interface QueueSettings extends AcquireSettings {
   readonly callTimeoutMs: number;
 }
 
-const MAX_RETRY_DELAY_MS = 1000;
-const FIRST_RETRY_DELAY_MS = 50;
 /** Consul adds up to wait/16 to a blocking query's wait: asking for 16/17 of the time left ends it within. */
 const JITTER_ROOM = 16 / 17;
 /** Busy without a request: not this place's turn yet; the wait that follows goes on in the queue. */
 const NOT_YET = busy<ConsulWake>({ index: 0n });
-
-/**
- * The waiter's entry in the queue: `written` once Consul confirmed it, `deleted` by the transaction
- * that granted the lock, `mayLandLate` once a write of it went unanswered (it may land after any delete).
- */
-interface Entry {
-  readonly key: string;
-  readonly session: GrantSession;
-  written: boolean;
-  writing: boolean;
-  deleted?: true;
-  mayLandLate?: true;
-}
 
 /** What the queue knows of one waiting acquire (one QueuePlace), from its first busy answer to its end. */
 interface Waiter {
@@ -57,7 +34,7 @@ interface Waiter {
   readonly lockId: string;
   readonly sessionTtlMs: number;
   turn?: Turn;
-  entry?: Entry;
+  entry?: QueueEntry;
   entriesWritten: number;
   /** The entry just before ours, blocked on until it goes, from `index`. */
   predecessor?: { readonly key: string; readonly modifyIndex: number; index: bigint };
@@ -185,7 +162,7 @@ export class WaitQueue {
   }
 
   /** Our entry, written if it is not yet; with the queue as the write saw it when it wrote it now. */
-  private async entryInQueue(waiter: Waiter, signal: AbortSignal): Promise<{ entry: Entry; view?: QueueView }> {
+  private async entryInQueue(waiter: Waiter, signal: AbortSignal): Promise<{ entry: QueueEntry; view?: QueueView }> {
     if (waiter.entry?.written) return { entry: waiter.entry };
     if (!waiter.entry) {
       const session = await this.context.sessions.forQueue(waiter.sessionTtlMs, signal);
@@ -193,30 +170,15 @@ export class WaitQueue {
         void session.leave();
         throw new BackendError('consul', 'acquire: the wait in line ended');
       }
-      const key = `${waiter.dir}${entryName(waiter.id, waiter.entriesWritten++)}`;
-      waiter.entry = { key, session, written: false, writing: false };
+      waiter.entry = new QueueEntry(this.context, waiter.dir, `${waiter.dir}${entryName(waiter.id, waiter.entriesWritten++)}`, session);
     }
     const entry = waiter.entry;
-    let written: Awaited<ReturnType<typeof enqueue>>;
-    entry.writing = true;
-    try {
-      // Sent again after an unanswered write: a session's lock on its own entry is idempotent.
-      const place = { dir: waiter.dir, entryKey: entry.key };
-      written = await enqueue(this.context.http, place, entry.session.id, waiter.owner, waiter.lockId, signal);
-    } catch (error) {
-      entry.mayLandLate = true;
-      throw error;
-    } finally {
-      entry.writing = false;
-    }
-    if ('ok' in written) {
-      if (invalidSessionRefusal(written)) entry.session.discard();
+    const view = await entry.write(waiter.owner, waiter.lockId, signal);
+    if (typeof view === 'string') {
       this.dropEntry(waiter);
-      const why = written.ok ? 'no answer' : written.errors.map((error) => error.what).join('; ') || 'refused';
-      throw new BackendError('consul', `acquire: could not join the queue of "${waiter.key}" (${why})`);
+      throw new BackendError('consul', `acquire: could not join the queue of "${waiter.key}" (${view})`);
     }
-    entry.written = true;
-    return { entry, view: written };
+    return { entry, view };
   }
 
   /**
@@ -258,43 +220,13 @@ export class WaitQueue {
     });
   }
 
-  /**
-   * Deletes the entry (a clean-up nobody waits for) and gives its session back. An entry that may
-   * outlive this (a write of it unanswered, or its delete failed) would stay live as long as its
-   * session is renewed, and everyone behind it would wait for it until their deadline: its session is
-   * dropped (destroyed now, never renewed again), so it is dead within 2 x session TTL at the very
-   * worst, at once when the destroy lands. The delete is retried until it lands, 2 x session TTL
-   * passed (the entry is dead by then, and whoever reads the queue prunes it) or close() begins.
-   */
+  /** The waiter stands in no queue any more (until it writes a new entry). */
   private dropEntry(waiter: Waiter): void {
     const entry = waiter.entry;
     waiter.entry = undefined;
     waiter.head = false;
     waiter.predecessor = undefined;
-    if (!entry) return;
-    const mayLandLate = entry.mayLandLate === true || entry.writing;
-    if (mayLandLate) this.context.sessions.dropQueueSession(entry.session.id);
-    if (!mayLandLate && (entry.deleted || !entry.written)) {
-      void entry.session.leave();
-      return;
-    }
-    this.context.track(this.removeEntry(entry).finally(() => entry.session.leave()));
-  }
-
-  private async removeEntry(entry: Entry): Promise<void> {
-    const { http, closing } = this.context;
-    const until = Date.now() + 2 * entry.session.ttlMs;
-    for (let failures = 0; ; failures++) {
-      try {
-        await dequeue(http, entry.key, this.context.background());
-        return;
-      } catch {
-        if (failures === 0) this.context.sessions.dropQueueSession(entry.session.id);
-        if (closing.aborted || Date.now() >= until) return;
-        const delayMs = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.min(failures, 5));
-        await sleep(delayMs, closing).catch(() => undefined);
-      }
-    }
+    entry?.drop();
   }
 
   /** One call's bound within a slice: the slice's cut and the per-call timeout. */
