@@ -2,7 +2,7 @@ import type { GrantRequest } from '@holdfast/core/backend';
 import { LOCK_SESSION_NAME, QUEUE_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { createSession } from './session.js';
-import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './session-kinds.js';
+import { type GrantSession, LapsingSession, OwnRenewedSession, sessionTtlFor } from './session-kinds.js';
 import { SharedSessions } from './session-pool.js';
 import { SpareSessions } from './spare-sessions.js';
 
@@ -34,7 +34,7 @@ export class SessionChoice {
     const ttlMs = sessionTtlFor(request.ttlMs);
     // A lapsing lock's key goes with its session: nothing of a lapsed lock stays behind.
     if (!request.autoRenew) return this.lapsing(ttlMs, signal);
-    if (this.settings.sessionMode === 'shared') return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+    if (this.settings.sessionMode === 'shared') return this.pool.use(ttlMs, signal);
     const createdAt = Date.now();
     const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'release' }, signal);
     return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
@@ -68,7 +68,7 @@ export class SessionChoice {
    * (dropQueueSession), which must never cost a held lock its key.
    */
   async forQueue(sessionTtlMs: number, signal: AbortSignal): Promise<GrantSession> {
-    return new SharedUse(this.queuePool, (await this.queuePool.get(sessionTtlMs, signal)).id, sessionTtlMs);
+    return this.queuePool.use(sessionTtlMs, signal);
   }
 
   /**
