@@ -178,7 +178,7 @@ export class SharedSessions {
 }
 
 /** One user of the provider's shared session; the attempt's user becomes its grant's. */
-export class SharedUse implements GrantSession, SessionUser {
+class SharedUse implements GrantSession, SessionUser {
   readonly kind = 'shared';
   onExpired: GrantSession['onExpired'];
 
