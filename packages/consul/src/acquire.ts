@@ -1,13 +1,13 @@
 import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import { LOCK_FLAG } from './constants.js';
-import { ConsulGrant } from './grant.js';
-import type { GrantSession } from './grant-session.js';
+import { type GrantContext, unlessAbandoned } from './grant.js';
 import { lockConflict } from './inspection.js';
 import { noSemaphore, semaphoreGuard } from './key-use.js';
 import { failedAt, invalidSessionRefusal, isLockEntry, lockDelayRefusal, modifyIndexOf, readKey, type TxnKvOp, transact } from './kv.js';
+import { LockGrant } from './lock-grant.js';
 import { encodeLockValue } from './lock-value.js';
 import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
-import { type GrantContext, unlessAbandoned } from './session-grant.js';
+import type { GrantSession } from './session-kinds.js';
 
 /** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
 export interface ConsulWake {
@@ -33,7 +33,7 @@ type Answer = { kind: 'granted'; token: bigint } | { kind: 'busy'; since: bigint
  * One acquire attempt: the Go client's Lock() (api/lock.go), made atomic and without its waiting,
  * which is core's (the waits use the busy answer's ConsulWake).
  *
- * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (grant-session.ts).
+ * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (session-kinds.ts).
  * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, guard, lock]`: released keys are
  *    deleted, so a free key is usually absent and this is the only round trip. The guard keeps the key
  *    from being a lock while it is a semaphore with holders (key-use.ts).
@@ -133,9 +133,9 @@ function grantOf(
   token: bigint,
   acquiredAt: Date,
   call: CallContext,
-): ConsulGrant {
+): LockGrant {
   // A lapsing lock's lease is timed by core from the local clock; Consul frees it no sooner.
   const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
-  const grant = new ConsulGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
+  const grant = new LockGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
   return unlessAbandoned(grant, context, call);
 }

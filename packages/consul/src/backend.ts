@@ -1,13 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import {
-  type BackendGrant,
   type Busy,
   type CallContext,
   type GrantOutcome,
   type GrantRequest,
   type LockBackend,
-  type QueuedWait,
+  type QueuePlace,
   type SlotRequest,
   sleep,
   type WaitOptions,
@@ -16,14 +15,14 @@ import { type ConsulWake, tryGrant } from './acquire.js';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
-import { LocalTurns } from './local-turns.js';
 import type { ResolvedOptions } from './options.js';
-import { acquireQueued, type QueueContext } from './queued-acquire.js';
+import type { QueueContext } from './queue-entry.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { semaphorePlace } from './semaphore-record.js';
-import { Sessions } from './session-choice.js';
+import { SessionChoice } from './session-choice.js';
 import { tryGrantSlot } from './slot-acquire.js';
 import { abandonSlot, forceReleaseSlots } from './slot-release.js';
+import { WaitQueue } from './wait-queue.js';
 import { Watches } from './watches.js';
 
 /**
@@ -53,9 +52,10 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   readonly name = 'consul';
   readonly capabilities: Capabilities;
   private readonly http: ConsulHttp;
-  private readonly sessions: Sessions;
+  private readonly sessions: SessionChoice;
   private readonly watches: Watches;
   private readonly grants: QueueContext;
+  private readonly queue: WaitQueue;
   private readonly space: LockSpace;
   /** Aborted when close() runs out of time: every background call stops at once. */
   private readonly stopping = new AbortController();
@@ -70,28 +70,23 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     const { address, token, datacenter, callTimeoutMs } = options;
     this.http = new ConsulHttp({ baseUrl: address, token, datacenter, requestTimeoutMs: callTimeoutMs });
     const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
-    this.sessions = new Sessions(this.http, options, background);
+    this.sessions = new SessionChoice(this.http, options, background);
     this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
     const track = (cleanup: Promise<void>): void => {
       this.cleanups.add(cleanup);
       void cleanup.finally(() => this.cleanups.delete(cleanup));
     };
     const closing = this.closing.signal;
-    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background, turns: new LocalTurns(), track, closing };
+    this.grants = { http: this.http, sessions: this.sessions, watches: this.watches, background, track, closing };
+    this.queue = new WaitQueue(this.grants, options);
     this.space = { http: this.http, prefix: options.prefix };
     this.capabilities = Object.freeze({ ...CONSUL_CAPABILITIES, expiryGraceMs: expiryGraceMs(options.lockDelayMs) });
   }
 
+  /** A waiting acquire's attempts (with a place) go through Holdfast's queue of the key (wait-queue.ts). */
   tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
+    if (request.place) return this.queue.attempt(request, request.place, call);
     return tryGrant(this.grants, this.options, request, call);
-  }
-
-  /** acquireQueued makes the first attempt of a waiting acquire itself. */
-  readonly queuedAcquireTriesFirst = true;
-
-  /** A waiting acquire of a plain lock: a first attempt, then Holdfast's queue of the key, watching only the waiter before it (queued-acquire.ts). */
-  acquireQueued(request: GrantRequest, wait: QueuedWait): Promise<BackendGrant | null> {
-    return acquireQueued(this.grants, this.options, request, wait);
   }
 
   /** A semaphore slot: Consul's own semaphore protocol (slot-acquire.ts), so `consul lock -n N` shares the slots. */
@@ -103,7 +98,10 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return slotHolders(this.space, key, call.signal);
   }
 
+  /** Behind the head of the key's queue, the queue's wait; otherwise (the head, semaphores, observers) the key's. */
   async waitForChange(key: string, busy: Busy<ConsulWake>, options: WaitOptions): Promise<void> {
+    const waiter = this.queue.behindHead(options.place);
+    if (waiter) return this.queue.untilHead(waiter, options);
     const { index, lockDelayUntil, slots } = busy.wake ?? { index: 0n };
     if (lockDelayUntil === undefined) {
       const watchKey = slots ? semaphorePlace(this.options.prefix, key).dir : this.consulKey(key);
@@ -111,6 +109,11 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     }
     // A lock-delay changes nothing Consul could report: wait it out, like the Go client.
     await sleep(Math.min(Math.max(0, lockDelayUntil - Date.now()), options.timeoutMs), options.signal).catch(() => undefined);
+  }
+
+  /** Its turn passes on and its entry is deleted in the background (close() lets the delete finish). */
+  async leaveQueue(_key: string, place: QueuePlace): Promise<void> {
+    this.queue.leave(place);
   }
 
   abandon(request: GrantRequest | SlotRequest, call: CallContext): Promise<void> {

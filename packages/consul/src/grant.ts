@@ -1,61 +1,174 @@
-import { LOCK_FLAG } from './constants.js';
-import type { GrantSession } from './grant-session.js';
-import { readKey } from './kv.js';
-import { whyNotGrant } from './ownership.js';
-import { releaseExact } from './release.js';
-import { type GrantContext, type Move, SessionGrant } from './session-grant.js';
+import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
+import type { ConsulHttp } from './consul-http.js';
+import { modifyIndexOf, type TxnKvOp, type TxnResult, transact } from './kv.js';
+import type { SessionChoice } from './session-choice.js';
+import { type GrantSession, LapsingSession, sessionTtlFor } from './session-kinds.js';
 import type { SnapshotView } from './snapshot-view.js';
+import type { Monitored } from './watch.js';
+import type { Watches } from './watches.js';
+
+/** What every grant of one provider shares. */
+export interface GrantContext {
+  readonly http: ConsulHttp;
+  readonly sessions: SessionChoice;
+  readonly watches: Watches;
+  /** The bound of a clean-up nobody waits for: the call timeout, cut short when close() runs out of time. */
+  readonly background: () => AbortSignal;
+}
+
+/** Where a grant is: on the server as written, or known gone (lost), or freed by its release. */
+type State = 'held' | 'lost' | 'freed';
+
+/** How a grant moves to a new session: the transaction, and the key whose new ModifyIndex it then watches from. */
+export interface Move {
+  readonly ops: TxnKvOp[];
+  readonly indexKey: string;
+}
 
 /**
- * One lock this provider holds on `<prefix>/<key>`: the session that holds it and the ModifyIndex of
- * its write (the fencing token, which is also how a release tells this grant from a later one of the
- * same session).
+ * A grant held by a Consul session: a lock (lock-grant.ts) or a semaphore slot (slot-grant.ts). It lives
+ * while its session does; it is watched until released or lost, and it alone changes its state. A
+ * subclass says how to check, free and move it; it calls watch() once its own fields are set.
  */
-export class ConsulGrant extends SessionGrant {
-  constructor(
-    context: GrantContext,
-    readonly consulKey: string,
-    readonly lockId: string,
-    session: GrantSession,
-    token: bigint,
-    acquiredAt: Date,
-    expiresAt: Date | null,
-    reportLost: (detail: string, cause?: unknown) => void,
+export abstract class ConsulGrant implements BackendGrant, Monitored {
+  private state: State = 'held';
+
+  protected constructor(
+    protected readonly context: GrantContext,
+    protected session: GrantSession,
+    readonly token: bigint,
+    readonly acquiredAt: Date,
+    readonly expiresAt: Date | null,
+    private readonly reportLost: (detail: string, cause?: unknown) => void,
+    /** The index of the grant's latest write: the token until a lapsing grant moves to another session. */
+    private index: bigint,
   ) {
-    super(context, session, token, acquiredAt, expiresAt, reportLost, token);
-    this.watch();
+    session.onExpired = (detail, cause) => this.lose(detail, cause);
   }
 
-  get watchKey(): string {
-    return this.consulKey;
+  abstract readonly watchKey: string;
+  abstract lossIn(view: SnapshotView): string | undefined;
+  /** Reads the server now: why the grant is gone, or undefined while it holds. */
+  protected abstract check(signal: AbortSignal): Promise<string | undefined>;
+  /** Frees the grant's place on the server; false when it was not (any more) this grant. */
+  protected abstract free(signal: AbortSignal): Promise<boolean>;
+  /** The transaction that moves the grant to `next`, or why it is no longer held. */
+  protected abstract planMove(next: GrantSession, signal: AbortSignal): Promise<Move | string>;
+
+  get sessionId(): string {
+    return this.session.id;
   }
 
-  lossIn(view: SnapshotView): string | undefined {
-    return whyNotGrant(view.entry(this.consulKey), this);
+  get modifyIndex(): bigint {
+    return this.index;
   }
 
-  protected async check(signal: AbortSignal): Promise<string | undefined> {
-    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
-    return whyNotGrant(entry, this);
+  /** Auto-renewed grants live while their session does: extend() only checks. A lapsing one renews its own session. */
+  async extend(ttlMs: number, call: CallContext): Promise<Extension> {
+    if (this.state !== 'held') return NOT_HELD;
+    const session = this.session;
+    if (!(session instanceof LapsingSession)) return (await this.stillHeld(call.signal)) ? stillHeld(null) : NOT_HELD;
+    const sentAt = Date.now();
+    const wanted = sessionTtlFor(ttlMs);
+    if (wanted !== session.ttlMs)
+      return (await this.moveToNewSession(session, wanted, call.signal)) ? stillHeld(new Date(sentAt + ttlMs)) : NOT_HELD;
+    if (!(await session.renew(call.signal))) {
+      this.lose('its Consul session is gone (renew: 404)');
+      return NOT_HELD;
+    }
+    return (await this.stillHeld(call.signal)) ? stillHeld(new Date(sentAt + ttlMs)) : NOT_HELD;
   }
 
-  protected free(signal: AbortSignal): Promise<boolean> {
-    return releaseExact(this.context.http, this, signal);
+  /** Frees the grant if it is still this one; called again by core until it answers (an unconfirmed or lost grant). */
+  async release(call: CallContext): Promise<boolean> {
+    this.stopWatching();
+    if (this.state === 'freed') return false;
+    const released = await this.free(call.signal);
+    this.state = 'freed';
+    // Only now: destroying a session that still holds the key would set a lock-delay on it.
+    await this.session.leave(call.signal);
+    return released;
   }
 
-  /** `check-index` + `unlock` + `lock` in one transaction: sets no lock-delay, and nobody can take the key in between. */
-  protected async planMove(next: GrantSession, signal: AbortSignal): Promise<Move | string> {
-    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
-    const loss = whyNotGrant(entry, this);
-    if (loss !== undefined || !entry) return loss ?? 'the key was deleted';
-    const value = entry.Value ?? '';
-    return {
-      ops: [
-        { Verb: 'check-index', Key: this.consulKey, Index: entry.ModifyIndex },
-        { Verb: 'unlock', Key: this.consulKey, Session: this.session.id, Flags: LOCK_FLAG, Value: value },
-        { Verb: 'lock', Key: this.consulKey, Session: next.id, Flags: LOCK_FLAG, Value: value },
-      ],
-      indexKey: this.consulKey,
-    };
+  async isHeld(call: CallContext): Promise<boolean> {
+    return this.state === 'held' && this.stillHeld(call.signal);
   }
+
+  /** The grant is gone (monitor, session, a check): the holder is told; its release is core's to retry. */
+  lose(detail: string, cause?: unknown): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.stopWatching();
+    this.reportLost(detail, cause);
+  }
+
+  protected watch(): void {
+    this.context.watches.monitor(this);
+  }
+
+  private stopWatching(): void {
+    this.context.watches.unmonitor(this);
+    this.session.stopRenewing();
+  }
+
+  private async stillHeld(signal: AbortSignal): Promise<boolean> {
+    const loss = await this.check(signal);
+    if (loss === undefined) return true;
+    this.lose(loss);
+    return false;
+  }
+
+  /**
+   * A Consul session's TTL is fixed at creation: a lapsing grant extended with another TTL moves to a
+   * new session in one transaction, conditioned on what was just read. The token stays valid: nobody
+   * else held the grant's place in between.
+   */
+  private async moveToNewSession(current: LapsingSession, sessionTtlMs: number, signal: AbortSignal): Promise<boolean> {
+    const next = await this.context.sessions.lapsing(sessionTtlMs, signal, current.name);
+    let move: Move | string;
+    try {
+      move = await this.planMove(next, signal);
+    } catch (error) {
+      next.disown();
+      throw error;
+    }
+    if (typeof move === 'string') {
+      await next.leave(signal);
+      this.lose(move);
+      return false;
+    }
+    // Not watched while it moves: a read may show the new session before our answer arrives.
+    this.context.watches.unmonitor(this);
+    let moved: TxnResult;
+    try {
+      moved = await transact(this.context.http, move.ops, signal);
+    } catch (error) {
+      // Unknown outcome: presumed lost. Both sessions go, and whichever holds the grant takes it along (behaviour delete).
+      this.lose('extend could not confirm the move to a new session', error);
+      next.disown();
+      this.session.disown();
+      throw error;
+    }
+    if (!moved.ok) {
+      await next.leave(signal);
+      this.lose('the key changed while extend moved it to a new session');
+      return false;
+    }
+    const old = this.session;
+    this.session = next;
+    this.index = modifyIndexOf(moved.entries, move.indexKey);
+    if (this.state === 'held') this.watch();
+    await old.leave(signal);
+    return true;
+  }
+}
+
+/** Core stopped waiting for this answer (it abandons the request): nothing may keep the grant alive. */
+export function unlessAbandoned<G extends ConsulGrant>(grant: G, context: GrantContext, call: CallContext): G {
+  if (call.signal.aborted) {
+    grant
+      .release({ signal: context.background() })
+      .catch((error: unknown) => grant.lose('the acquire was abandoned before its answer arrived', error));
+  }
+  return grant;
 }

@@ -5,7 +5,7 @@ import { decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readEntries, 
 import { decodeLockValue } from './lock-value.js';
 import { lockIdOf } from './ownership.js';
 import { semaphorePlace, semaphoreState } from './semaphore-record.js';
-import { type SessionInfo, sessionInfo } from './sessions.js';
+import { type SessionInfo, sessionInfo } from './session.js';
 
 /** Where the provider's locks live: user key "a/b" is Consul key "<prefix>/a/b". */
 export interface LockSpace {

@@ -1,60 +1,36 @@
-import { MAX_TIMER_MS } from '@holdfast/core/backend';
-
-interface Place {
-  start(): void;
+/** A waiter's place in the provider's line for a key: `ready` once it is its turn. */
+export interface Turn {
+  readonly ready: Promise<void>;
+  /** Leaves the line; if it was this waiter's turn, the next waiter's begins. */
+  end(): void;
 }
 
-/** A waiter's turn; end() passes it on to the provider's next waiter on the key. */
-export interface Turn {
-  end(): void;
+interface InLine {
+  start(): void;
 }
 
 /**
  * The provider's waiters on one key take turns, first come first: only the one whose turn it is
  * stands in Consul's queue, so N local waiters cost one queue entry and one blocking query, not N.
+ * A place in line outlives any one wait for it (core waits in slices): only end() gives it up.
  */
 export class LocalTurns {
-  private readonly lines = new Map<string, Place[]>();
+  private readonly lines = new Map<string, InLine[]>();
 
-  /** Resolves with the turn once it is this caller's, null at `deadline`; rejects with the signal's reason on abort. */
-  take(key: string, signal: AbortSignal, deadline: number): Promise<Turn | null> {
-    if (signal.aborted) return Promise.reject(signal.reason);
+  join(key: string): Turn {
     let line = this.lines.get(key);
     if (!line) this.lines.set(key, (line = []));
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const stopWaiting = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const place: Place = {
-        start: () => {
-          stopWaiting();
-          resolve(turn);
-        },
-      };
-      const turn: Turn = { end: () => this.leave(key, place) };
-      const onAbort = (): void => {
-        stopWaiting();
-        this.leave(key, place);
-        reject(signal.reason);
-      };
-      line.push(place);
-      if (line.length === 1) return resolve(turn);
-      const untilDeadline = Math.max(0, deadline - Date.now());
-      // No limit (or one past setTimeout's range): no timer, which would fire at once.
-      if (untilDeadline <= MAX_TIMER_MS) {
-        timer = setTimeout(() => {
-          stopWaiting();
-          this.leave(key, place);
-          resolve(null);
-        }, untilDeadline);
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
+    let start!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      start = resolve;
     });
+    const place: InLine = { start };
+    line.push(place);
+    if (line.length === 1) start();
+    return { ready, end: () => this.leave(key, place) };
   }
 
-  private leave(key: string, place: Place): void {
+  private leave(key: string, place: InLine): void {
     const line = this.lines.get(key);
     const at = line?.indexOf(place) ?? -1;
     if (!line || at < 0) return;

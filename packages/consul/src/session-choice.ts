@@ -1,9 +1,9 @@
 import type { GrantRequest } from '@holdfast/core/backend';
 import { LOCK_SESSION_NAME, QUEUE_SESSION_NAME, SEMAPHORE_SESSION_NAME } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import { type GrantSession, LapsingSession, OwnRenewedSession, SharedUse, sessionTtlFor } from './grant-session.js';
+import { createSession } from './session.js';
+import { type GrantSession, LapsingSession, OwnRenewedSession, sessionTtlFor } from './session-kinds.js';
 import { SharedSessions } from './session-pool.js';
-import { createSession } from './sessions.js';
 import { SpareSessions } from './spare-sessions.js';
 
 export interface SessionSettings {
@@ -13,7 +13,7 @@ export interface SessionSettings {
 }
 
 /** Chooses and makes the session of each attempt. */
-export class Sessions {
+export class SessionChoice {
   private readonly pool: SharedSessions;
   /** Queue entries' own shared sessions, apart from the locks', so that dropping one never touches a lock. */
   private readonly queuePool: SharedSessions;
@@ -34,7 +34,7 @@ export class Sessions {
     const ttlMs = sessionTtlFor(request.ttlMs);
     // A lapsing lock's key goes with its session: nothing of a lapsed lock stays behind.
     if (!request.autoRenew) return this.lapsing(ttlMs, signal);
-    if (this.settings.sessionMode === 'shared') return new SharedUse(this.pool, (await this.pool.get(ttlMs, signal)).id, ttlMs);
+    if (this.settings.sessionMode === 'shared') return this.pool.use(ttlMs, signal);
     const createdAt = Date.now();
     const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior: 'release' }, signal);
     return new OwnRenewedSession(this.http, id, ttlMs, createdAt, this.settings.callTimeoutMs, this.bound);
@@ -67,9 +67,8 @@ export class Sessions {
    * not the locks' shared session: an entry that may outlive its waiter has its session dropped
    * (dropQueueSession), which must never cost a held lock its key.
    */
-  async forQueue(request: GrantRequest, signal: AbortSignal): Promise<GrantSession> {
-    const ttlMs = sessionTtlFor(request.ttlMs);
-    return new SharedUse(this.queuePool, (await this.queuePool.get(ttlMs, signal)).id, ttlMs);
+  async forQueue(sessionTtlMs: number, signal: AbortSignal): Promise<GrantSession> {
+    return this.queuePool.use(sessionTtlMs, signal);
   }
 
   /**

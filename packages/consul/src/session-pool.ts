@@ -1,7 +1,8 @@
 import { ProviderClosedError } from '@holdfast/core';
 import { sleep, untilAborted } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
-import { createSession, destroySession, RenewedSession } from './sessions.js';
+import { createSession, destroySession, RenewedSession } from './session.js';
+import type { GrantSession } from './session-kinds.js';
 
 const DROP_RETRY_FIRST_MS = 50;
 const DROP_RETRY_MAX_MS = 1000;
@@ -56,6 +57,11 @@ export class SharedSessions {
       );
     }
     return untilAborted(current.promise, signal);
+  }
+
+  /** A new user of the live shared session for this session TTL. */
+  async use(sessionTtlMs: number, signal: AbortSignal): Promise<GrantSession> {
+    return new SharedUse(this, (await this.get(sessionTtlMs, signal)).id, sessionTtlMs);
   }
 
   /** Forget a session Consul says is gone, so the next acquire creates a fresh one. */
@@ -168,5 +174,40 @@ export class SharedSessions {
       this.live.set(id, session);
       return session;
     })();
+  }
+}
+
+/** One user of the provider's shared session; the attempt's user becomes its grant's. */
+class SharedUse implements GrantSession, SessionUser {
+  readonly kind = 'shared';
+  onExpired: GrantSession['onExpired'];
+
+  constructor(
+    private readonly pool: SharedSessions,
+    readonly id: string,
+    readonly ttlMs: number,
+  ) {
+    // Counted from the attempt on: a retired session is not destroyed under a lock write on its way.
+    pool.attach(this);
+  }
+
+  onSessionExpired(detail: string, cause?: unknown): void {
+    this.onExpired?.(detail, cause);
+  }
+
+  stopRenewing(): void {}
+
+  async leave(): Promise<void> {
+    this.pool.detach(this);
+  }
+
+  /** New acquires get a new session; this one is destroyed (no longer renewed) once its last user leaves. */
+  disown(): void {
+    this.pool.retire(this.id);
+    this.pool.detach(this);
+  }
+
+  discard(): void {
+    this.pool.discard(this.id);
   }
 }

@@ -2,6 +2,7 @@ import { BackendError, LockConflictError } from '@holdfast/core';
 import { busy, type CallContext, type GrantOutcome, granted, type SlotRequest } from '@holdfast/core/backend';
 import type { AcquireSettings, ConsulWake } from './acquire.js';
 import { SEMAPHORE_FLAG } from './constants.js';
+import { type GrantContext, unlessAbandoned } from './grant.js';
 import { lockGuard, noLock } from './key-use.js';
 import { failedAt, invalidSessionRefusal, lockDelayRefusal, modifyIndexOf, readEntries, type TxnKvOp, transact } from './kv.js';
 import { encodeLockValue } from './lock-value.js';
@@ -14,7 +15,6 @@ import {
   semaphorePlace,
   semaphoreState,
 } from './semaphore-record.js';
-import { type GrantContext, unlessAbandoned } from './session-grant.js';
 import { SlotGrant } from './slot-grant.js';
 
 /** Check-and-set rounds lost to other contenders (each one means another made progress) before the attempt is called busy. */

@@ -1,9 +1,9 @@
 import { SEMAPHORE_FLAG } from './constants.js';
-import type { GrantSession } from './grant-session.js';
+import { ConsulGrant, type GrantContext, type Move } from './grant.js';
 import { decodeValue, readEntries } from './kv.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import { contenderKey, encodeRecord, type SemaphorePlace, type SemaphoreState, semaphoreState, whyNotHolder } from './semaphore-record.js';
-import { type GrantContext, type Move, SessionGrant } from './session-grant.js';
+import type { GrantSession } from './session-kinds.js';
 import { leaveSemaphore } from './slot-release.js';
 import type { SnapshotView } from './snapshot-view.js';
 
@@ -12,7 +12,7 @@ import type { SnapshotView } from './snapshot-view.js';
  * record's holders and holding its contender entry `<dir>/<session>`. Held while both are true, as
  * Go's monitorLock decides; watched on the semaphore's directory.
  */
-export class SlotGrant extends SessionGrant {
+export class SlotGrant extends ConsulGrant {
   constructor(
     context: GrantContext,
     private readonly place: SemaphorePlace,

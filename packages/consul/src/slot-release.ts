@@ -3,7 +3,7 @@ import type { ConsulHttp } from './consul-http.js';
 import { readEntries, type TxnKvOp, transact } from './kv.js';
 import { lockIdOf } from './ownership.js';
 import { contenderKey, encodeRecord, type SemaphorePlace, type SemaphoreState, semaphoreState } from './semaphore-record.js';
-import { destroySession } from './sessions.js';
+import { destroySession } from './session.js';
 
 /**
  * Go's Semaphore.Release: `session` leaves the holders by check-and-set (read again while others

@@ -1,4 +1,4 @@
-import type { GrantSession } from './grant-session.js';
+import type { GrantSession } from './session-kinds.js';
 
 /** How long a spare waits for the provider's next slot attempt before it is destroyed. */
 const SPARE_IDLE_MS = 5000;

@@ -5,9 +5,9 @@ import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SEMAPHORE_SESSION_NAME } from '../src/constants.js';
 import { ConsulHttp } from '../src/consul-http.js';
-import { OwnRenewedSession } from '../src/grant-session.js';
 import { createConsulProvider } from '../src/index.js';
-import { createSession } from '../src/sessions.js';
+import { createSession } from '../src/session.js';
+import { OwnRenewedSession } from '../src/session-kinds.js';
 import { SpareSessions } from '../src/spare-sessions.js';
 
 const consul = await useBackend('consul');

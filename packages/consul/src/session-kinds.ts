@@ -1,7 +1,6 @@
 import { MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import type { SessionUser, SharedSessions } from './session-pool.js';
-import { destroySession, RenewedSession, renewSession } from './sessions.js';
+import { destroySession, RenewedSession, renewSession } from './session.js';
 
 /**
  * How a grant's session lives:
@@ -39,41 +38,6 @@ export interface GrantSession {
  */
 export function sessionTtlFor(leaseMs: number): number {
   return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
-}
-
-/** One user of the provider's shared session; the attempt's user becomes its grant's. */
-export class SharedUse implements GrantSession, SessionUser {
-  readonly kind = 'shared';
-  onExpired: GrantSession['onExpired'];
-
-  constructor(
-    private readonly pool: SharedSessions,
-    readonly id: string,
-    readonly ttlMs: number,
-  ) {
-    // Counted from the attempt on: a retired session is not destroyed under a lock write on its way.
-    pool.attach(this);
-  }
-
-  onSessionExpired(detail: string, cause?: unknown): void {
-    this.onExpired?.(detail, cause);
-  }
-
-  stopRenewing(): void {}
-
-  async leave(): Promise<void> {
-    this.pool.detach(this);
-  }
-
-  /** New acquires get a new session; this one is destroyed (no longer renewed) once its last user leaves. */
-  disown(): void {
-    this.pool.retire(this.id);
-    this.pool.detach(this);
-  }
-
-  discard(): void {
-    this.pool.discard(this.id);
-  }
 }
 
 export class OwnRenewedSession implements GrantSession {
