@@ -121,7 +121,8 @@ export class MongoBackend implements LockBackend<MongoWake> {
     const parts = await bounded(call, this.connected());
     const slots = slotsOf(parts.catalog);
     const readServerInfo = this.options.readServerInfo ?? readServerStatus;
-    return bounded(call, slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call));
+    // Reads only, each with the call's signal: core stops waiting at the bound, nothing to add here.
+    return slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call);
   }
 
   /** A grant pass (a lock's or a slot's) and what follows it: the late-reply checks, then a live grant. */
@@ -193,14 +194,15 @@ export class MongoBackend implements LockBackend<MongoWake> {
     }
   }
 
+  /** Reads only, each with the call's signal (see bounded.ts): only the shared connect needs bounding here. */
   async inspect(key: string, call: CallContext): Promise<LockInfo | null> {
     const { inspection } = await bounded(call, this.connected());
-    return bounded(call, inspection.inspect(key, call));
+    return inspection.inspect(key, call);
   }
 
   async list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
     const { inspection } = await bounded(call, this.connected());
-    return bounded(call, inspection.list(prefix, call));
+    return inspection.list(prefix, call);
   }
 
   async forceRelease(key: string, call: CallContext): Promise<boolean> {
