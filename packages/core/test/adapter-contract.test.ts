@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { busy, createProvider, type GrantOutcome, type LockBackend } from '../src/backend-index.js';
-import { AdapterContractError, ErrorCode, isHoldfastError, type LockProvider } from '../src/index.js';
+import { AdapterContractError, ErrorCode, isHoldfastError, LockLostError, type LockProvider } from '../src/index.js';
 import { ScriptedBackend } from './fixtures/scripted-backend.js';
 import { WakingBackend } from './fixtures/waking-backend.js';
 import { GOOD_HOLDER, WrongAnswersBackend } from './fixtures/wrong-answers-backend.js';
@@ -131,6 +131,16 @@ describe("a grant's own answers", () => {
     backend.answers.extend = () => undefined;
     const error = await contractError(lock.extend());
     expect(error.message).toBe('adapter "scripted": grant.extend must resolve to stillHeld(expiresAt) or NOT_HELD, got undefined');
+  });
+
+  test('renewals answered with the wrong shape are failures: the lock is reported lost by its lease end, never kept on them', async () => {
+    const { backend, provider } = setup();
+    const lock = await provider.acquire('k', { ttlMs: 300 });
+    backend.answers.extend = () => ({ held: 'yes' });
+    const reason = await new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason)));
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as Error).cause).toBeInstanceOf(AdapterContractError);
+    expect(backend.timesOf('extend').length, 'renewal was tried').toBeGreaterThan(0);
   });
 
   test('grant.extend with held true and a bad expiresAt', async () => {
