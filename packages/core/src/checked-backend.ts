@@ -30,8 +30,8 @@ import type { Capabilities, LockInfo } from './types.js';
  * out on a grant core cannot keep. Built once per provider; a grant costs one small wrapper.
  */
 export function checkedBackend(backend: LockBackend): LockBackend {
-  const broken = backendBreach(backend as unknown as Record<string, unknown>);
-  if (broken) throw contractError(String(backend?.name), broken.member, broken.breach);
+  const broken = backendBreach(backend);
+  if (broken) throw contractError(String((backend as Partial<LockBackend> | null)?.name), broken.member, broken.breach);
   return new CheckedBackend(backend);
 }
 

@@ -92,7 +92,10 @@ function lockInfoFieldBreach(info: unknown): Breach | undefined {
 }
 
 /** The parts of a LockBackend core calls: wrong ones are reported when the provider is built, not at first use. */
-export function backendBreach(backend: Record<string, unknown>): { member: string; breach: Breach } | undefined {
+export function backendBreach(candidate: unknown): { member: string; breach: Breach } | undefined {
+  if (typeof candidate !== 'object' || candidate === null)
+    return { member: 'createProvider', breach: { rule: 'get a LockBackend', value: candidate } };
+  const backend = candidate as Record<string, unknown>;
   const { name, capabilities } = backend;
   if (typeof name !== 'string' || name === '') return { member: 'name', breach: { rule: 'be a non-empty string', value: name } };
   if (typeof capabilities !== 'object' || capabilities === null) {

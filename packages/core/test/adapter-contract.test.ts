@@ -262,6 +262,12 @@ describe('the backend itself, when the provider is built', () => {
     expect(() => createProvider(without('list', []))).toThrow('adapter "scripted": list must be a method, got an array of 0');
   });
 
+  test('no backend at all', () => {
+    expect(() => createProvider(null as unknown as LockBackend)).toThrow(
+      'adapter "undefined": createProvider must get a LockBackend, got null',
+    );
+  });
+
   test('name, capabilities, optional methods, and semaphores as a pair', () => {
     expect(() => createProvider(without('name', ''))).toThrow('adapter "": name must be a non-empty string, got "" (a string)');
     expect(() => createProvider(without('capabilities', null))).toThrow(
