@@ -13,6 +13,7 @@ export const ErrorCode = {
   Unsupported: 'HOLDFAST_UNSUPPORTED',
   LeaderWorkFailed: 'HOLDFAST_LEADER_WORK_FAILED',
   LeaderWorkOverran: 'HOLDFAST_LEADER_WORK_OVERRAN',
+  AdapterContract: 'HOLDFAST_ADAPTER_CONTRACT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -180,5 +181,26 @@ export class UnsupportedError extends HoldfastError {
     reason: string,
   ) {
     super(ErrorCode.Unsupported, `the ${backend} backend has no ${feature}: ${reason}`);
+  }
+}
+
+/**
+ * An adapter answered core with something the LockBackend contract does not allow (a `tryGrant`
+ * that resolved to null, a grant whose token is no bigint): a bug in the adapter, not a failure of
+ * its server, so a waiting acquire does not retry it. The message names the adapter, the method and
+ * the rule it broke.
+ */
+export class AdapterContractError extends HoldfastError {
+  constructor(
+    /** The adapter's `name`. */
+    readonly backend: string,
+    /** The method whose answer broke the rule, e.g. `tryGrant` or `grant.extend`. */
+    readonly method: string,
+    /** What the contract asks of that answer. */
+    readonly rule: string,
+    /** What the adapter answered, as text. */
+    readonly got: string,
+  ) {
+    super(ErrorCode.AdapterContract, `adapter "${backend}": ${method} must ${rule}, got ${got}`);
   }
 }

@@ -4,6 +4,7 @@ import { type Attempt, leaseStartOf, NOTHING_YET, newAttempt } from './attempt.j
 import type { BackendGrant, LockBackend } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import { BackgroundWork } from './background-work.js';
+import { checkedBackend } from './checked-backend.js';
 import { CHANNELS, type Logger, publish } from './diagnostics.js';
 import { CampaigningElection, type LeaderWork } from './election.js';
 import { InvalidArgumentError, LockAbortedError, ProviderClosedError, UnsupportedError } from './errors.js';
@@ -40,7 +41,7 @@ const MIN_CLOSE_SLICE_MS = 50;
 
 /** Builds the user-facing LockProvider from an adapter's primitives. Adapters call this once. */
 export function createProvider(backend: LockBackend, options: ProviderOptions = {}): LockProvider {
-  return new CoreLockProvider(backend, options);
+  return new CoreLockProvider(checkedBackend(backend), options);
 }
 
 class CoreLockProvider implements LockProvider {

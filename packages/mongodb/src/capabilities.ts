@@ -19,6 +19,18 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
   });
 }
 
+/** Why a provider connected to mongod (not FerretDB) has no semaphores. */
+export const MONGOD_NO_SEMAPHORES =
+  'on mongod the adapter changes lock documents in place with findAndModify; slots are built on the version records used on FerretDB (see docs/semaphores.md)';
+
+/**
+ * The capabilities once the server is known to be mongod: no semaphores. Known only after the first
+ * connection (buildInfo, see connection.ts); a provider does not connect when it is created.
+ */
+export function mongodCapabilities(capabilities: Capabilities): Capabilities {
+  return Object.freeze({ ...capabilities, noSemaphores: MONGOD_NO_SEMAPHORES });
+}
+
 /**
  * The capabilities of a MongoDB provider with MongoDB's own settings (ping every 30 s, lease 15 min,
  * poll 500 ms). A provider's `capabilities` reflect its own settings.

@@ -13,7 +13,7 @@ import {
 } from '@holdfast/core/backend';
 import type { MongoClient, ObjectId } from 'mongodb';
 import { allowManyListeners, bounded } from './bounded.js';
-import { mongoCapabilities } from './capabilities.js';
+import { MONGOD_NO_SEMAPHORES, mongoCapabilities, mongodCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
 import { acquisitionFor, grantPass, type MongoWake, type PassOutcome } from './grant-pass.js';
@@ -49,7 +49,9 @@ export interface MongoBackendOptions {
 /** MongoDB's ReplSetDistLockManager as a Holdfast LockBackend: one instance = one distlock process. */
 export class MongoBackend implements LockBackend<MongoWake> {
   readonly name = 'mongodb';
-  readonly capabilities: Capabilities;
+  /** Until the server is known (the first connection), what FerretDB and mongod share. */
+  private readonly anyServer: Capabilities;
+  private readonly onMongod: Capabilities;
   private readonly live = new LiveGrants();
   private readonly unlocks = new UnlockQueue();
   /** The ts of every grant pass still running: a document carrying one of them is not an orphan. */
@@ -61,7 +63,18 @@ export class MongoBackend implements LockBackend<MongoWake> {
   private slotJudge: SlotJudge | undefined;
 
   constructor(private readonly options: MongoBackendOptions) {
-    this.capabilities = mongoCapabilities(options.settings);
+    this.anyServer = mongoCapabilities(options.settings);
+    this.onMongod = mongodCapabilities(this.anyServer);
+  }
+
+  /**
+   * On mongod, `noSemaphores` from the moment the first connection found it (buildInfo), so that a
+   * semaphore is refused before anything is sent from then on. Before that nothing can tell: the
+   * provider does not connect when it is created, and a semaphore call on mongod fails with the same
+   * UnsupportedError when it connects.
+   */
+  get capabilities(): Capabilities {
+    return this.ready && !hasSlots(this.ready.catalog) ? this.onMongod : this.anyServer;
   }
 
   /** MongoDB's distlock process id of this instance: `<host>:<port>:<epoch seconds>:<random>`. */
@@ -108,7 +121,8 @@ export class MongoBackend implements LockBackend<MongoWake> {
     const parts = await bounded(call, this.connected());
     const slots = slotsOf(parts.catalog);
     const readServerInfo = this.options.readServerInfo ?? readServerStatus;
-    return bounded(call, slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call));
+    // Reads only, each with the call's signal: core stops waiting at the bound, nothing to add here.
+    return slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call);
   }
 
   /** A grant pass (a lock's or a slot's) and what follows it: the late-reply checks, then a live grant. */
@@ -180,14 +194,15 @@ export class MongoBackend implements LockBackend<MongoWake> {
     }
   }
 
+  /** Reads only, each with the call's signal (see bounded.ts): only the shared connect needs bounding here. */
   async inspect(key: string, call: CallContext): Promise<LockInfo | null> {
     const { inspection } = await bounded(call, this.connected());
-    return bounded(call, inspection.inspect(key, call));
+    return inspection.inspect(key, call);
   }
 
   async list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {
     const { inspection } = await bounded(call, this.connected());
-    return bounded(call, inspection.list(prefix, call));
+    return inspection.list(prefix, call);
   }
 
   async forceRelease(key: string, call: CallContext): Promise<boolean> {
@@ -254,12 +269,13 @@ export class MongoBackend implements LockBackend<MongoWake> {
   }
 }
 
-/** The semaphore commands: only the version-record catalog (FerretDB) has them. */
+/** Only the version-record catalog (FerretDB) has semaphore commands. */
+function hasSlots(catalog: LockCatalog): catalog is VersionedCatalog {
+  return catalog instanceof VersionedCatalog;
+}
+
+/** The semaphore commands, or the UnsupportedError that `capabilities.noSemaphores` explains. */
 function slotsOf(catalog: LockCatalog): SlotCatalog {
-  if (catalog instanceof VersionedCatalog) return catalog.slots;
-  throw new UnsupportedError(
-    'mongodb',
-    'semaphores',
-    'on mongod the adapter changes lock documents in place with findAndModify; slots are built on the version records used on FerretDB (see docs/semaphores.md)',
-  );
+  if (hasSlots(catalog)) return catalog.slots;
+  throw new UnsupportedError('mongodb', 'semaphores', MONGOD_NO_SEMAPHORES);
 }
