@@ -109,7 +109,8 @@ class CoreLockProvider implements LockProvider {
     validateKey(key);
     validateLimit(limit);
     const backend = this.backendImpl;
-    if (!backend.tryGrantSlot || !backend.slotHolders) {
+    // A backend learns some limits on its first connection (MongoDB: mongod has no semaphores), so the capability is read each time.
+    if (!backend.tryGrantSlot || !backend.slotHolders || this.capabilities.noSemaphores !== undefined) {
       const why = this.capabilities.noSemaphores ?? 'this adapter implements no tryGrantSlot';
       throw new UnsupportedError(this.backend, 'semaphores', `${why} (see docs/semaphores.md)`);
     }

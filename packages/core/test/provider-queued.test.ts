@@ -1,6 +1,6 @@
 import { expect, test, vi } from 'vitest';
 import { createProvider } from '../src/backend-index.js';
-import { BackendError, LockAbortedError, LockTimeoutError } from '../src/index.js';
+import { BackendError, LockAbortedError, LockTimeoutError, ProviderClosedError } from '../src/index.js';
 import { advanceTo, outcomeOf, useFakeClock } from './fixtures/fake-clock.js';
 import { QueuedBackend } from './fixtures/queued-backend.js';
 
@@ -120,7 +120,7 @@ test('close() ends a waiting acquire and its place leaves the line before close(
   const waiting = outcomeOf(provider.acquire('k'));
   await advanceTo(300);
   await provider.close();
-  expect(waiting.error?.name).toBe('ProviderClosedError');
+  expect(waiting.error).toBeInstanceOf(ProviderClosedError);
   expect(backend.lineOf('k')).toEqual([]);
 });
 
