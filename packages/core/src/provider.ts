@@ -1,16 +1,16 @@
 import { setMaxListeners } from 'node:events';
-import { linkedController } from './abort.js';
-import { type Attempt, leaseStartOf, NOTHING_YET, newAttempt } from './attempt.js';
-import type { BackendGrant, LockBackend } from './backend.js';
+import { NOTHING_YET } from './attempt.js';
+import type { LockBackend } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import { BackgroundWork } from './background-work.js';
 import { checkedBackend } from './checked-backend.js';
-import { CHANNELS, type Logger, publish } from './diagnostics.js';
+import type { Logger } from './diagnostics.js';
 import { CampaigningElection, type LeaderWork } from './election.js';
-import { InvalidArgumentError, LockAbortedError, ProviderClosedError, UnsupportedError } from './errors.js';
+import { InvalidArgumentError, ProviderClosedError, UnsupportedError } from './errors.js';
 import { GrantTaker } from './grant-taker.js';
-import { HeldLock, type HeldLockContext } from './held-lock.js';
+import type { HeldLock } from './held-lock.js';
 import { defaultOwnerId } from './identity.js';
+import { LockTaker } from './lock-taker.js';
 import { observeHolder } from './observe.js';
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
@@ -32,7 +32,7 @@ import type {
   ObserveOptions,
   Semaphore,
 } from './types.js';
-import { type TtlPolicy, validateAcquireOptions, validateKey, validateLimit, validateListOptions } from './validation.js';
+import { type TtlPolicy, validateKey, validateLimit, validateListOptions } from './validation.js';
 
 export { DEFAULT_CLOSE_TIMEOUT_MS, type ProviderOptions, providerOptions } from './provider-options.js';
 
@@ -55,9 +55,7 @@ class CoreLockProvider implements LockProvider {
   private readonly ttlPolicy: TtlPolicy;
   private readonly caller: BackendCaller;
   private readonly background: BackgroundWork;
-  private readonly taker: GrantTaker;
-  /** What every lock handle of this provider shares: built once, not per grant. */
-  private readonly lockContext: HeldLockContext;
+  private readonly locks: LockTaker;
   private closed: Promise<void> | undefined;
   private readonly logger: Logger | undefined;
 
@@ -74,18 +72,29 @@ class CoreLockProvider implements LockProvider {
     this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
     this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS));
     this.background = new BackgroundWork(backendImpl, this.caller, this.closing.signal);
-    this.taker = new GrantTaker(backendImpl, this.caller, this.background, this.owner, this.pollIntervalMs);
     if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
       throw new InvalidArgumentError('logger', 'expected an object with a warn(fields, message) method');
     }
-    this.lockContext = {
-      caller: this.caller,
-      timers: this.timers,
+    this.locks = new LockTaker({
+      backend: backendImpl,
+      owner: this.owner,
       ttlPolicy: this.ttlPolicy,
-      logger: options.logger,
-      forget: (lock) => this.handles.delete(lock),
-      letGo: (grant, ttlMs) => this.background.letGo(grant, ttlMs),
-    };
+      grants: new GrantTaker(backendImpl, this.caller, this.background, this.owner, this.pollIntervalMs),
+      background: this.background,
+      closing: this.closing.signal,
+      // What every lock handle of this provider shares: built once, not per grant.
+      lockContext: {
+        caller: this.caller,
+        timers: this.timers,
+        ttlPolicy: this.ttlPolicy,
+        logger: options.logger,
+        forget: (lock) => this.handles.delete(lock),
+        letGo: (grant, ttlMs) => this.background.letGo(grant, ttlMs),
+      },
+      handles: this.handles,
+      isClosed: () => this.closed !== undefined,
+      assertOpen: () => this.assertOpen(),
+    });
   }
 
   get backend(): string {
@@ -97,11 +106,11 @@ class CoreLockProvider implements LockProvider {
   }
 
   tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null> {
-    return this.tryTake(key, options, undefined);
+    return this.locks.tryTake(key, options, undefined);
   }
 
   acquire(key: string, options?: AcquireOptions): Promise<Lock> {
-    return this.take(key, options, undefined);
+    return this.locks.take(key, options, undefined);
   }
 
   semaphore(key: string, limit: number): Semaphore {
@@ -117,52 +126,13 @@ class CoreLockProvider implements LockProvider {
     return {
       key,
       limit,
-      tryAcquire: (options) => this.tryTake(key, options, limit),
-      acquire: (options) => this.take(key, options, limit),
+      tryAcquire: (options) => this.locks.tryTake(key, options, limit),
+      acquire: (options) => this.locks.take(key, options, limit),
       holders: async () => {
         this.assertOpen();
         return this.caller.run('holders', (call) => backend.slotHolders!(key, call));
       },
     };
-  }
-
-  /** One attempt at the key (limit undefined) or at one of its semaphore slots. */
-  private async tryTake(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock | null> {
-    this.assertOpen();
-    validateKey(key);
-    const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
-    if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
-    const attempt = newAttempt(key, this.owner, validated, limit);
-    publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: 0 }));
-    let grant: BackendGrant | null;
-    try {
-      grant = await this.taker.attemptGrant(attempt, validated.signal, undefined);
-    } catch (error) {
-      if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
-      throw error;
-    }
-    return grant ? this.adopt(attempt, grant) : null;
-  }
-
-  private async take(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock> {
-    this.assertOpen();
-    validateKey(key);
-    const validated = validateAcquireOptions(options, this.capabilities, this.ttlPolicy);
-    if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
-    const { controller, dispose } = linkedController(validated.signal, this.closing.signal);
-    try {
-      const attempt = newAttempt(key, this.owner, validated, limit);
-      publish(CHANNELS.acquire, () => ({ backend: this.backend, owner: this.owner, key, waitMs: validated.waitMs }));
-      const grant = await this.taker.waitForGrant(attempt, validated.waitMs, controller.signal);
-      return await this.adopt(attempt, grant);
-    } catch (error) {
-      // Whatever the backend was doing when the caller or close() cancelled, the cancellation is the answer.
-      if (this.closing.signal.aborted) throw new ProviderClosedError(this.backend);
-      if (controller.signal.aborted) throw new LockAbortedError(key, controller.signal.reason);
-      throw error;
-    } finally {
-      dispose();
-    }
   }
 
   async inspect(key: string): Promise<LockInfo | null> {
@@ -237,29 +207,6 @@ class CoreLockProvider implements LockProvider {
       .run('close', (call) => this.backendImpl.close(call), { deadline: Math.max(deadline, Date.now() + MIN_CLOSE_SLICE_MS) })
       .catch(() => undefined);
     this.caller.close();
-  }
-
-  /** Synchronous when the provider is open, so that a grant costs no extra promise on its way to the caller. */
-  private adopt(attempt: Attempt, grant: BackendGrant): Lock | Promise<never> {
-    if (this.closed) return this.refuseAfterClose(grant);
-    const handle = new HeldLock(this.lockContext, attempt.request, grant, leaseStartOf(attempt));
-    this.handles.add(handle);
-    attempt.handle = handle;
-    publish(CHANNELS.grant, () => ({
-      backend: this.backend,
-      owner: this.owner,
-      key: handle.key,
-      token: handle.token,
-      waitedMs: Date.now() - attempt.startedAt,
-      expiresAt: handle.expiresAt,
-    }));
-    if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
-    return handle;
-  }
-
-  private async refuseAfterClose(grant: BackendGrant): Promise<never> {
-    await this.background.releaseQuietly(grant);
-    throw new ProviderClosedError(this.backend);
   }
 
   private assertOpen(): void {
