@@ -9,7 +9,7 @@ class Slot implements BackendGrant {
   readonly expiry = { run: () => this.table.expireDue(this.request.key) };
 
   constructor(
-    private readonly table: SlotTable,
+    private readonly table: MemorySlots,
     readonly request: SlotRequest,
     readonly token: bigint,
   ) {
@@ -35,7 +35,7 @@ interface SlotSet {
 }
 
 /** The semaphores of a MemoryStore: per key a limit and up to `limit` slots, sharing the key's token counter. */
-export class SlotTable {
+export class MemorySlots {
   private readonly sets = new Map<string, SlotSet>();
   /** Armed on the next tick: a slot taken and released within one run of microtasks sets no Node timer. */
   private readonly timers = new TimerHeap(true);

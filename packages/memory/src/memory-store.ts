@@ -14,7 +14,7 @@ import {
   WaitList,
   type WaitOptions,
 } from '@holdfast/core/backend';
-import { SlotTable } from './memory-slots.js';
+import { MemorySlots } from './memory-slots.js';
 import { WaitingLine } from './waiting-line.js';
 
 /**
@@ -63,7 +63,7 @@ export class MemoryStore {
   private readonly timers = new TimerHeap(true);
   /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
   readonly changes = new WaitList<string>();
-  readonly slots = new SlotTable(
+  readonly slots = new MemorySlots(
     this.changes,
     (key) => this.nextToken(key),
     (key) => this.current(key) !== undefined,
