@@ -16,20 +16,23 @@ import { allowManyListeners, bounded } from './bounded.js';
 import { MONGOD_NO_SEMAPHORES, mongoCapabilities, mongodCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
+import {
+  type ChainTiming,
+  KeyHasSlots,
+  type SlotCatalog,
+  SlotJudge,
+  type SlotState,
+  slotHolderInfos,
+  slotPass,
+  VersionedCatalog,
+} from './ferretdb/index.js';
 import { acquisitionFor, grantPass, type MongoWake, type PassOutcome } from './grant-pass.js';
 import { LiveGrants } from './live-grants.js';
 import type { Acquisition, LockCatalog } from './lock-catalog.js';
 import { MongoGrant } from './mongo-grant.js';
 import type { DistLockSettings } from './options.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
-import type { SlotCatalog } from './slot-catalog.js';
-import { slotHolderInfos } from './slot-holders.js';
-import { SlotJudge } from './slot-judge.js';
-import { slotPass } from './slot-pass.js';
-import { KeyHasSlots, type SlotState } from './slot-state.js';
 import { UnlockQueue } from './unlock-queue.js';
-import type { ChainTiming } from './version-chain.js';
-import { VersionedCatalog } from './versioned-catalog.js';
 
 export interface MongoBackendOptions {
   readonly client: MongoClient;
@@ -104,7 +107,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
   }
 
   /**
-   * One attempt at a semaphore slot (FerretDB: version records, see slot-catalog.ts). On mongod the
+   * One attempt at a semaphore slot (FerretDB: version records, see ferretdb/slot-catalog.ts). On mongod the
    * lock documents are changed in place by findAndModify and have no version records for slots.
    */
   async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {

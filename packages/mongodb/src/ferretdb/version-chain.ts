@@ -1,12 +1,12 @@
 import { BackendError } from '@holdfast/core';
 import { type Collection, type Db, ObjectId } from 'mongodb';
-import { type Bound, throwIfAborted } from './bounded.js';
-import type { LockDocument, VersionRecord } from './documents.js';
-import { isDuplicateKey } from './driver-errors.js';
+import { type Bound, throwIfAborted } from '../bounded.js';
+import type { LockDocument, VersionRecord } from '../documents.js';
+import { isDuplicateKey } from '../driver-errors.js';
+import { MAJORITY } from '../write-concern.js';
 import { KnownHeads } from './known-heads.js';
 import { PruneQueue } from './prune-queue.js';
 import { whileSqliteBusy } from './sqlite-busy.js';
-import { MAJORITY } from './write-concern.js';
 
 /** A lock document's fields without its identity: what a new version records. */
 export type LockFields = Omit<LockDocument, '_id' | 'version' | 'commit'>;
@@ -79,7 +79,7 @@ export class VersionChain {
     this.prunes = new PruneQueue(this, timing.pruneDelayMs);
   }
 
-  /** The same indexes as on mongod, for the mirror documents (one per command: see catalog.ts). */
+  /** The same indexes as on mongod, for the mirror documents (one per command: see ../mongod-catalog.ts). */
   async ensureIndexes(bound: Bound): Promise<void> {
     throwIfAborted(bound);
     await this.mirrors.createIndex({ ts: 1 }, { name: 'ts_1' });

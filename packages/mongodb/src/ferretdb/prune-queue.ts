@@ -1,4 +1,4 @@
-import { allowManyListeners, type Bound, throwIfAborted } from './bounded.js';
+import { allowManyListeners, type Bound, throwIfAborted } from '../bounded.js';
 import { recordId, type VersionChain } from './version-chain.js';
 
 interface Commit {

@@ -1,10 +1,10 @@
 import { BackendError } from '@holdfast/core';
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { allowManyListeners, type Bound } from './bounded.js';
-import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from './documents.js';
-import { prefixRange } from './key-range.js';
-import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
-import type { ServerInfoReader } from './server-info.js';
+import { allowManyListeners, type Bound } from '../bounded.js';
+import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from '../documents.js';
+import { prefixRange } from '../key-range.js';
+import type { Acquisition, HeldAcquisition, LockCatalog } from '../lock-catalog.js';
+import type { ServerInfoReader } from '../server-info.js';
 import { SlotCatalog } from './slot-catalog.js';
 import { holdsIn, isSlotState, KeyHasSlots } from './slot-state.js';
 import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';

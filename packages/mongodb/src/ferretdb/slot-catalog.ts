@@ -1,9 +1,9 @@
 import { BackendError } from '@holdfast/core';
 import type { Db, ObjectId } from 'mongodb';
-import type { Bound } from './bounded.js';
-import type { LockDocument, SlotHolder } from './documents.js';
-import type { Acquisition } from './lock-catalog.js';
-import type { ServerInfoReader } from './server-info.js';
+import type { Bound } from '../bounded.js';
+import type { LockDocument, SlotHolder } from '../documents.js';
+import type { Acquisition } from '../lock-catalog.js';
+import type { ServerInfoReader } from '../server-info.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
 import type { ChainRead, LockFields, VersionChain } from './version-chain.js';
 

@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
-import { LOCKED, type LockDocument, SLOTS, type SlotHolder } from './documents.js';
-import type { Acquisition } from './lock-catalog.js';
+import { LOCKED, type LockDocument, SLOTS, type SlotHolder } from '../documents.js';
+import type { Acquisition } from '../lock-catalog.js';
 import type { LockFields } from './version-chain.js';
 
 /** A key's state when it is a semaphore: its limit and holders, oldest first. */

@@ -1,0 +1,13 @@
+/**
+ * The FerretDB protocol: each key's lock states as a chain of immutable version records, changed
+ * only by unique inserts (version-chain.ts says why), and the semaphores built on those records. The
+ * rest of the adapter (mongod's protocol, and what both share) imports from here only.
+ */
+export type { SlotCatalog } from './slot-catalog.js';
+export { slotHolderInfos } from './slot-holders.js';
+export { SlotJudge } from './slot-judge.js';
+export { slotPass } from './slot-pass.js';
+export { holdsIn, KeyHasSlots, type SlotState } from './slot-state.js';
+export { whileSqliteBusy } from './sqlite-busy.js';
+export type { ChainTiming } from './version-chain.js';
+export { VersionedCatalog } from './versioned-catalog.js';
