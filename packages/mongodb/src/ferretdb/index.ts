@@ -3,11 +3,8 @@
  * only by unique inserts (version-chain.ts says why), and the semaphores built on those records. The
  * rest of the adapter (mongod's protocol, and what both share) imports from here only.
  */
-export type { SlotCatalog } from './slot-catalog.js';
-export { slotHolderInfos } from './slot-holders.js';
-export { SlotJudge } from './slot-judge.js';
-export { slotPass } from './slot-pass.js';
-export { holdsIn, KeyHasSlots, type SlotState } from './slot-state.js';
+export { Semaphores } from './semaphores.js';
+export { holdsIn, KeyHasSlots } from './slot-state.js';
 export { whileSqliteBusy } from './sqlite-busy.js';
 export type { ChainTiming } from './version-chain.js';
 export { VersionedCatalog } from './versioned-catalog.js';
