@@ -57,13 +57,3 @@ export interface PingDocument {
   _id: string;
   ping: Date;
 }
-
-/**
- * FerretDB only: one immutable version of a lock document, `_id` = `<version>:<key>` (see
- * ferretdb/version-chain.ts). Version 1 is the first one the adapter wrote for that key.
- */
-export interface VersionRecord extends Omit<LockDocument, '_id'> {
-  _id: string;
-  key: string;
-  version: number;
-}

@@ -3,6 +3,7 @@
  * only by unique inserts (version-chain.ts says why), and the semaphores built on those records. The
  * rest of the adapter (mongod's protocol, and what both share) imports from here only.
  */
+export type { VersionRecord } from './records.js';
 export { Semaphores } from './semaphores.js';
 export { holdsIn, KeyHasSlots } from './slot-state.js';
 export { whileSqliteBusy } from './sqlite-busy.js';

@@ -5,9 +5,10 @@ import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from '../documents.js';
 import { prefixRange } from '../key-range.js';
 import type { Acquisition, HeldAcquisition, LockCatalog } from '../lock-catalog.js';
 import type { ServerInfoReader } from '../server-info.js';
+import { type LockFields, sameCommit } from './records.js';
 import { SlotCatalog } from './slot-catalog.js';
 import { holdsIn, isSlotState, KeyHasSlots } from './slot-state.js';
-import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';
+import { CHAIN_TIMING, type ChainRead, type ChainTiming, VersionChain } from './version-chain.js';
 
 /** How often forceUnlock re-reads and retries when other writers keep moving the lock. */
 const FORCE_ATTEMPTS = 5;
@@ -46,11 +47,11 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   get locks(): Collection<LockDocument> {
-    return this.chain.mirrors;
+    return this.chain.mirrors.collection;
   }
 
   ensureIndexes(bound: Bound): Promise<void> {
-    return this.chain.ensureIndexes(bound);
+    return this.chain.mirrors.ensureIndexes(bound);
   }
 
   async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
@@ -140,7 +141,7 @@ export class VersionedCatalog implements LockCatalog {
     if (!own?.version || (await this.chain.read(held.key, own.version + 1, bound))) return false;
     const updated = await this.chain.setLease(own, lease, bound);
     if (!updated || !sameCommit(updated, own)) return false;
-    await this.chain.mirror(updated, bound);
+    await this.chain.mirrors.write(updated, bound);
     return true;
   }
 
