@@ -15,7 +15,7 @@ export interface Bound {
  * the adapter does, and reads pass the signal to the driver. This is for what that leaves out: work
  * that cannot take the call's signal, when the adapter's own flow must go on or stop at the bound.
  * The shared connect (one caller's abort must not end it for the others), writes (sent without the
- * signal by design, see catalog.ts, so a release knows to queue its unlock once the write settled),
+ * signal by design, see mongod-catalog.ts, so a release knows to queue its unlock once the write settled),
  * and close() (which must go on to close the client when its time is up). A read as a call's last
  * step needs none of it.
  */

@@ -1,19 +1,18 @@
 import { ProviderClosedError } from '@holdfast/core';
 import type { Db, MongoClient, ObjectId } from 'mongodb';
 import type { Bound } from './bounded.js';
-import { DistLockCatalog } from './catalog.js';
 import { ExpiryCheck } from './expiry-check.js';
+import { type ChainTiming, VersionedCatalog } from './ferretdb/index.js';
 import { Inspection } from './inspection.js';
 import type { LiveGrants } from './live-grants.js';
 import type { LockCatalog } from './lock-catalog.js';
+import { DistLockCatalog } from './mongod-catalog.js';
 import type { DistLockSettings } from './options.js';
 import { PingStore } from './ping-store.js';
 import { Pinger } from './pinger.js';
 import { connectUnlessRefused } from './refused.js';
 import type { ServerInfoReader } from './server-info.js';
 import type { UnlockQueue } from './unlock-queue.js';
-import type { ChainTiming } from './version-chain.js';
-import { VersionedCatalog } from './versioned-catalog.js';
 import { WakeUps } from './wake-ups.js';
 
 export interface ConnectionOptions {

@@ -3,7 +3,7 @@ import type { ObjectId } from 'mongodb';
 /** MongoDB's lock states (`type_locks`); 1 (LOCK_PREP) is legacy and never written. */
 export const UNLOCKED = 0;
 export const LOCKED = 2;
-/** Holdfast only (FerretDB): the key is a semaphore; its holders are in `holders` (see slot-state.ts). */
+/** Holdfast only (FerretDB): the key is a semaphore; its holders are in `holders` (see ferretdb/slot-state.ts). */
 export const SLOTS = 3;
 
 /**
@@ -27,7 +27,7 @@ export interface LockDocument {
   renew?: boolean;
   extended?: Date;
   lockId?: string;
-  /** FerretDB only: the version this state has in the key's version records (see version-chain.ts). */
+  /** FerretDB only: the version this state has in the key's version records (see ferretdb/version-chain.ts). */
   version?: number;
   /** FerretDB only: the id of the commit that wrote this version, unique to it. */
   commit?: ObjectId;
@@ -56,14 +56,4 @@ export interface SlotHolder {
 export interface PingDocument {
   _id: string;
   ping: Date;
-}
-
-/**
- * FerretDB only: one immutable version of a lock document, `_id` = `<version>:<key>` (see
- * versioned-catalog.ts). Version 1 is the first one the adapter wrote for that key.
- */
-export interface VersionRecord extends Omit<LockDocument, '_id'> {
-  _id: string;
-  key: string;
-  version: number;
 }

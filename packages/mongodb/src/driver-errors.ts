@@ -22,11 +22,3 @@ export function isChangeStreamUnsupported(error: unknown): boolean {
   const code = codeOf(error);
   return code === 238 || code === 40573 || code === 115;
 }
-
-/**
- * FerretDB's SQLite backend under concurrent writes: "database is locked (5) (SQLITE_BUSY)", as an
- * InternalError. The failed SQLite transaction was rolled back, so the command can be sent again.
- */
-export function isSqliteBusy(error: unknown): boolean {
-  return error instanceof MongoServerError && /SQLITE_BUSY|database is locked/.test(error.message);
-}

@@ -3,8 +3,8 @@ import { MongoServerSelectionError, ObjectId } from 'mongodb';
 import { type LockDocument, UNLOCKED } from './documents.js';
 import { isNetworkError } from './driver-errors.js';
 import type { ExpiryCheck } from './expiry-check.js';
+import { KeyHasSlots } from './ferretdb/index.js';
 import type { Acquisition, LockCatalog } from './lock-catalog.js';
-import { KeyHasSlots } from './slot-state.js';
 
 /** Immediate retries of a grab after a network error (lockWithSessionID's kMaxNumLockAcquireRetries). */
 const NETWORK_RETRIES = 2;

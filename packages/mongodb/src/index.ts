@@ -4,7 +4,8 @@ import { createMongoBackend } from './backend-factory.js';
 import { checkAdapterOptions, checkProviderOptions, type MongoProviderOptions } from './provider-options.js';
 
 export { MONGODB_CAPABILITIES } from './capabilities.js';
-export type { LockDocument, PingDocument, VersionRecord } from './documents.js';
+export type { LockDocument, PingDocument } from './documents.js';
+export type { VersionRecord } from './ferretdb/index.js';
 export type { DistLockSettings } from './options.js';
 export type { MongoProviderOptions } from './provider-options.js';
 

@@ -31,9 +31,8 @@ const MAX_PATIENCE = 8;
  * first second of waiting and after each change, then less often, up to a fifth of the poll
  * interval: a long wait costs about what the poll did. Nothing is read while nobody waits. Every
  * change wakes the key's waiters at once: a wake-up held back for the providers that lost the last
- * races (tried in c3ced25) let the provider that won keep the key, its next acquire coming before
- * theirs, and starved the others (6 providers on one key: one took 249 of 256 grants, another
- * waited 15 s; test/contended-fairness.test.ts).
+ * races lets the provider that won keep the key, its next acquire coming before theirs, and starves
+ * the others (docs/semantics-mongodb.md; test/contended-fairness.test.ts).
  */
 export class KeyWatch {
   private readonly keys = new Map<string, Watched>();
@@ -99,7 +98,7 @@ export class KeyWatch {
   /**
    * How many poll intervals a waiter of `key` may wait before it retries on its own: 1, or while the
    * watch reads the key and its waiters keep losing it to other providers, up to MAX_PATIENCE (the
-   * watch wakes them on every change; their own retries were most of what 64 providers sent).
+   * watch wakes them on every change, so their own retries would only add load on a contended key).
    */
   patience(key: string): number {
     const losses = this.keys.get(key)?.losses ?? 0;

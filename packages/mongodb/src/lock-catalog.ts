@@ -23,9 +23,9 @@ export interface HeldAcquisition {
 }
 
 /**
- * The lock commands of MongoDB's DistLockCatalog. Two implementations: `DistLockCatalog` (mongod,
+ * The lock commands of MongoDB's DistLockCatalog. Two implementations: `DistLockCatalog` (mongod-catalog.ts: mongod,
  * whose findAndModify evaluates its filter atomically with the write) and `VersionedCatalog`
- * (FerretDB, where only a unique insert is atomic). Every lock document returned is the truth for
+ * (ferretdb/: FerretDB, where only a unique insert is atomic). Every lock document returned is the truth for
  * that key at that moment, with `_id` = the key.
  */
 export interface LockCatalog {

@@ -1,4 +1,4 @@
-import { type Capabilities, LockConflictError, type LockInfo, UnsupportedError } from '@holdfast/core';
+import type { Capabilities, LockInfo } from '@holdfast/core';
 import {
   type Busy,
   busy,
@@ -13,23 +13,17 @@ import {
 } from '@holdfast/core/backend';
 import type { MongoClient, ObjectId } from 'mongodb';
 import { allowManyListeners, bounded } from './bounded.js';
-import { MONGOD_NO_SEMAPHORES, mongoCapabilities, mongodCapabilities } from './capabilities.js';
+import { mongoCapabilities, mongodCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
+import { type ChainTiming, KeyHasSlots, Semaphores } from './ferretdb/index.js';
 import { acquisitionFor, grantPass, type MongoWake, type PassOutcome } from './grant-pass.js';
 import { LiveGrants } from './live-grants.js';
-import type { Acquisition, LockCatalog } from './lock-catalog.js';
+import type { Acquisition } from './lock-catalog.js';
 import { MongoGrant } from './mongo-grant.js';
 import type { DistLockSettings } from './options.js';
 import { readServerStatus, type ServerInfoReader } from './server-info.js';
-import type { SlotCatalog } from './slot-catalog.js';
-import { slotHolderInfos } from './slot-holders.js';
-import { SlotJudge } from './slot-judge.js';
-import { slotPass } from './slot-pass.js';
-import { KeyHasSlots, type SlotState } from './slot-state.js';
 import { UnlockQueue } from './unlock-queue.js';
-import type { ChainTiming } from './version-chain.js';
-import { VersionedCatalog } from './versioned-catalog.js';
 
 export interface MongoBackendOptions {
   readonly client: MongoClient;
@@ -60,11 +54,13 @@ export class MongoBackend implements LockBackend<MongoWake> {
   /** Set once connect() has finished. */
   private ready: Connected | undefined;
   private closed = false;
-  private slotJudge: SlotJudge | undefined;
+  /** FerretDB only; on mongod each call fails with the UnsupportedError of `capabilities.noSemaphores`. */
+  private readonly semaphores: Semaphores;
 
   constructor(private readonly options: MongoBackendOptions) {
     this.anyServer = mongoCapabilities(options.settings);
     this.onMongod = mongodCapabilities(this.anyServer);
+    this.semaphores = new Semaphores(options.readServerInfo ?? readServerStatus, (key, ts) => this.unlockSoon(key, ts));
   }
 
   /**
@@ -74,7 +70,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
    * UnsupportedError when it connects.
    */
   get capabilities(): Capabilities {
-    return this.ready && !hasSlots(this.ready.catalog) ? this.onMongod : this.anyServer;
+    return this.ready && !Semaphores.supportedBy(this.ready.catalog) ? this.onMongod : this.anyServer;
   }
 
   /** MongoDB's distlock process id of this instance: `<host>:<port>:<epoch seconds>:<random>`. */
@@ -98,31 +94,24 @@ export class MongoBackend implements LockBackend<MongoWake> {
         return await grantPass({ ...parts, unlockSoon: (key, ts) => this.unlockSoon(key, ts) }, acquisition, call);
       } catch (error) {
         if (!(error instanceof KeyHasSlots)) throw error;
-        return { busy: await this.expireSlotsOrConflict(error.state, parts, call) };
+        return { busy: await this.semaphores.expireOrConflict(error.state, parts, call) };
       }
     });
   }
 
   /**
-   * One attempt at a semaphore slot (FerretDB: version records, see slot-catalog.ts). On mongod the
+   * One attempt at a semaphore slot (FerretDB: version records, see ferretdb/slot-catalog.ts). On mongod the
    * lock documents are changed in place by findAndModify and have no version records for slots.
    */
   async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {
     const parts = await bounded(call, this.connected());
-    const slots = slotsOf(parts.catalog);
-    const judge = this.judgeOf(parts);
-    const unlockSoon = (key: string, ts: ObjectId) => this.unlockSoon(key, ts);
-    return this.pass(request, parts, call, (acquisition) =>
-      slotPass({ slots, judge, expiry: parts.expiry, unlockSoon }, acquisition, request.limit, call),
-    );
+    return this.pass(request, parts, call, this.semaphores.passFor(parts, request.limit, call));
   }
 
   async slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
     const parts = await bounded(call, this.connected());
-    const slots = slotsOf(parts.catalog);
-    const readServerInfo = this.options.readServerInfo ?? readServerStatus;
     // Reads only, each with the call's signal: core stops waiting at the bound, nothing to add here.
-    return slotHolderInfos({ db: parts.db, slots, pings: parts.pings, readServerInfo }, key, call);
+    return this.semaphores.holders(parts, key, call);
   }
 
   /** A grant pass (a lock's or a slot's) and what follows it: the late-reply checks, then a live grant. */
@@ -164,26 +153,11 @@ export class MongoBackend implements LockBackend<MongoWake> {
     await wakeUps.wait(key, wake, options);
   }
 
-  /**
-   * A lock grab met a semaphore with holders: a conflict while any may be live; when all are judged
-   * expired they are dropped and the key is free for the next attempt, at once.
-   */
-  private async expireSlotsOrConflict(state: SlotState, parts: Connected, call: CallContext): Promise<MongoWake> {
-    const verdict = await this.judgeOf(parts).judge(state._id, state.holders, call);
-    if (verdict.live.length > 0) throw new LockConflictError(state._id, 'it is in use as a semaphore, not a plain lock');
-    await slotsOf(parts.catalog).expireOut(state, verdict.expired, call);
-    return { holder: null, judgeableAt: Date.now() };
-  }
-
-  private judgeOf(parts: Connected): SlotJudge {
-    this.slotJudge ??= new SlotJudge(parts.expiry);
-    return this.slotJudge;
-  }
-
   /** Frees the key if the lock document (or a slot) still carries this request's lockId (its grant landed unseen). */
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    const { catalog } = await bounded(call, this.connected());
-    if (isSlotRequest(request)) return bounded(call, slotsOf(catalog).abandon(request.key, request.lockId, call));
+    const parts = await bounded(call, this.connected());
+    if (isSlotRequest(request)) return bounded(call, this.semaphores.abandon(parts, request.key, request.lockId, call));
+    const { catalog } = parts;
     const current = await bounded(call, catalog.getLockByName(request.key, call));
     if (current?.state !== LOCKED || current.lockId !== request.lockId) return;
     try {
@@ -267,15 +241,4 @@ export class MongoBackend implements LockBackend<MongoWake> {
       () => undefined,
     );
   }
-}
-
-/** Only the version-record catalog (FerretDB) has semaphore commands. */
-function hasSlots(catalog: LockCatalog): catalog is VersionedCatalog {
-  return catalog instanceof VersionedCatalog;
-}
-
-/** The semaphore commands, or the UnsupportedError that `capabilities.noSemaphores` explains. */
-function slotsOf(catalog: LockCatalog): SlotCatalog {
-  if (hasSlots(catalog)) return catalog.slots;
-  throw new UnsupportedError('mongodb', 'semaphores', MONGOD_NO_SEMAPHORES);
 }

@@ -2,9 +2,9 @@ import { type BackendGrant, type CallContext, type Extension, type GrantRequest,
 import type { ObjectId } from 'mongodb';
 import { bounded } from './bounded.js';
 import type { LockDocument } from './documents.js';
+import { holdsIn } from './ferretdb/index.js';
 import type { LiveGrants } from './live-grants.js';
 import type { HeldAcquisition, LockCatalog } from './lock-catalog.js';
-import { holdsIn } from './slot-state.js';
 
 /** What a grant needs from its provider instance. */
 export interface GrantHost {

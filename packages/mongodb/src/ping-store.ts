@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { type Bound, throwIfAborted } from './bounded.js';
 import type { PingDocument } from './documents.js';
-import { whileSqliteBusy } from './sqlite-busy.js';
+import { whileSqliteBusy } from './ferretdb/index.js';
 import { MAJORITY } from './write-concern.js';
 
 /** MongoDB's `config.lockpings`: one document per process, its last heartbeat. */

@@ -9,9 +9,9 @@ export const MAX_LOSSES = 6;
 
 /**
  * The pace of one provider's key watch, from what the server's answers cost. Many providers waiting
- * on one server each read their keys; reading every 10 ms whatever the latency would let their reads
- * alone fill the server (measured: 64 providers on FerretDB, a few grants per 10 s). Every wait is
- * still bounded by the waiter's poll interval, so a slow watch only costs latency.
+ * on one server each read their keys; reading every 10 ms whatever the latency lets their reads
+ * alone fill the server (docs/semantics-mongodb.md, many providers on one key). Every wait is still
+ * bounded by the waiter's poll interval, so a slow watch only costs latency.
  */
 export class WatchPace {
   private latencyMs = 0;

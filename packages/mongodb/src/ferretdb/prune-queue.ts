@@ -1,5 +1,6 @@
-import { allowManyListeners, type Bound, throwIfAborted } from './bounded.js';
-import { recordId, type VersionChain } from './version-chain.js';
+import { allowManyListeners, type Bound, throwIfAborted } from '../bounded.js';
+import { recordId } from './records.js';
+import type { VersionChain } from './version-chain.js';
 
 interface Commit {
   readonly key: string;
@@ -46,7 +47,7 @@ export class PruneQueue {
 
   private async prune(key: string, below: number, bound: Bound): Promise<void> {
     // A key without a mirror is walked from version 0: its records must all stay (VersionChain, rule 1).
-    if (!(await this.chain.mirrors.findOne({ _id: key }, { projection: { _id: 1 }, signal: bound.signal }))) return;
+    if (!(await this.chain.mirrors.collection.findOne({ _id: key }, { projection: { _id: 1 }, signal: bound.signal }))) return;
     const superseded = await this.chain.records
       .find({ key, version: { $lt: below } }, { projection: { version: 1 }, sort: { version: 1 }, signal: bound.signal })
       .toArray();

@@ -1,11 +1,12 @@
 import { BackendError } from '@holdfast/core';
 import type { Db, ObjectId } from 'mongodb';
-import type { Bound } from './bounded.js';
-import type { LockDocument, SlotHolder } from './documents.js';
-import type { Acquisition } from './lock-catalog.js';
-import type { ServerInfoReader } from './server-info.js';
+import type { Bound } from '../bounded.js';
+import type { LockDocument, SlotHolder } from '../documents.js';
+import type { Acquisition } from '../lock-catalog.js';
+import type { ServerInfoReader } from '../server-info.js';
+import type { LockFields } from './records.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
-import type { ChainRead, LockFields, VersionChain } from './version-chain.js';
+import type { ChainRead, VersionChain } from './version-chain.js';
 
 /** How often a change is re-read and retried when other writers keep moving the key meanwhile. */
 const CHANGE_ATTEMPTS = 16;

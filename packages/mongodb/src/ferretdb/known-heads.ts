@@ -1,4 +1,4 @@
-import type { LockDocument } from './documents.js';
+import type { LockDocument } from '../documents.js';
 
 /** Keys remembered at most; the least recently updated go first. */
 const CAPACITY = 10_000;

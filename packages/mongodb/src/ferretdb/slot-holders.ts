@@ -1,9 +1,9 @@
 import type { LockInfo } from '@holdfast/core';
 import type { CallContext } from '@holdfast/core/backend';
 import type { Db } from 'mongodb';
-import type { SlotHolder } from './documents.js';
-import type { PingStore } from './ping-store.js';
-import type { ServerInfoReader } from './server-info.js';
+import type { SlotHolder } from '../documents.js';
+import type { PingStore } from '../ping-store.js';
+import type { ServerInfoReader } from '../server-info.js';
 import type { SlotCatalog } from './slot-catalog.js';
 import { isSlotState } from './slot-state.js';
 
@@ -16,7 +16,7 @@ export interface SlotHolderParts {
 
 /**
  * The holders of a semaphore's slots, oldest grant first, each judged on the server's clock as
- * inspect() judges a lock holder (inspection.ts): renewed by pings, held while its process's last
+ * inspect() judges a lock holder (../inspection.ts): renewed by pings, held while its process's last
  * ping is younger than its lease; otherwise until its lease after its take or last extend.
  */
 export async function slotHolderInfos(parts: SlotHolderParts, key: string, call: CallContext): Promise<LockInfo[]> {

@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
-import { LOCKED, type LockDocument, SLOTS, type SlotHolder } from './documents.js';
-import type { Acquisition } from './lock-catalog.js';
-import type { LockFields } from './version-chain.js';
+import { LOCKED, type LockDocument, SLOTS, type SlotHolder } from '../documents.js';
+import type { Acquisition } from '../lock-catalog.js';
+import type { LockFields } from './records.js';
 
 /** A key's state when it is a semaphore: its limit and holders, oldest first. */
 export type SlotState = LockDocument & { state: typeof SLOTS; limit: number; holders: SlotHolder[] };

@@ -1,15 +1,14 @@
 import { BackendError } from '@holdfast/core';
 import { type Collection, type Db, ObjectId } from 'mongodb';
-import { type Bound, throwIfAborted } from './bounded.js';
-import type { LockDocument, VersionRecord } from './documents.js';
-import { isDuplicateKey } from './driver-errors.js';
+import { type Bound, throwIfAborted } from '../bounded.js';
+import type { LockDocument } from '../documents.js';
+import { isDuplicateKey } from '../driver-errors.js';
+import { MAJORITY } from '../write-concern.js';
 import { KnownHeads } from './known-heads.js';
+import { Mirrors } from './mirrors.js';
 import { PruneQueue } from './prune-queue.js';
+import { type LockFields, recordId, sameCommit, toLock, type VersionRecord } from './records.js';
 import { whileSqliteBusy } from './sqlite-busy.js';
-import { MAJORITY } from './write-concern.js';
-
-/** A lock document's fields without its identity: what a new version records. */
-export type LockFields = Omit<LockDocument, '_id' | 'version' | 'commit'>;
 
 /** A key's state as read, and when the read began (monotonic ms): what a commit is based on. */
 export interface ChainRead {
@@ -64,7 +63,7 @@ const KNOWN_WALK = 4;
  * Every provider of a collection must follow these rules: stop older adapter versions before starting this one.
  */
 export class VersionChain {
-  readonly mirrors: Collection<LockDocument>;
+  readonly mirrors: Mirrors;
   readonly records: Collection<VersionRecord>;
   readonly prunes: PruneQueue;
   private readonly known = new KnownHeads();
@@ -74,17 +73,9 @@ export class VersionChain {
     locksCollection: string,
     private readonly timing: ChainTiming = CHAIN_TIMING,
   ) {
-    this.mirrors = db.collection<LockDocument>(locksCollection, MAJORITY);
+    this.mirrors = new Mirrors(db, locksCollection);
     this.records = db.collection<VersionRecord>(`${locksCollection}.versions`, MAJORITY);
     this.prunes = new PruneQueue(this, timing.pruneDelayMs);
-  }
-
-  /** The same indexes as on mongod, for the mirror documents (one per command: see catalog.ts). */
-  async ensureIndexes(bound: Bound): Promise<void> {
-    throwIfAborted(bound);
-    await this.mirrors.createIndex({ ts: 1 }, { name: 'ts_1' });
-    throwIfAborted(bound);
-    await this.mirrors.createIndex({ state: 1, process: 1 }, { name: 'state_1_process_1' });
   }
 
   async head(key: string, bound: Bound): Promise<ChainRead> {
@@ -92,7 +83,7 @@ export class VersionChain {
     const known = this.known.get(key)?.lock;
     const fromKnown = known && (await this.walkFromKnown(known, bound));
     if (fromKnown) return { current: fromKnown, startedAt };
-    const mirror = await this.mirrors.findOne({ _id: key }, { signal: bound.signal });
+    const mirror = await this.mirrors.read(key, bound);
     const current = await this.headFrom(key, mirror, bound);
     if (current) this.known.saw(current);
     return { current, startedAt, unmirrored: mirror === null };
@@ -120,7 +111,7 @@ export class VersionChain {
   async watch(key: string, bound: Bound, seen?: LockDocument | null): Promise<LockDocument | null> {
     const known = this.known.get(key)?.lock;
     const base = seen?.version && (!known || seen.version > known.version!) ? seen : known;
-    if (!base?.version) return this.mirrors.findOne({ _id: key }, { signal: bound.signal });
+    if (!base?.version) return this.mirrors.read(key, bound);
     const next = await this.read(key, base.version + 1, bound);
     return next ? toLock(next) : base;
   }
@@ -155,11 +146,11 @@ export class VersionChain {
     }
     if (start > 0) {
       const own = await this.read(key, start, bound);
-      if (!own || !sameCommit(own, mirror!)) return this.repaired(await this.latestByQuery(key, bound), mirror, bound);
+      if (!own || !sameCommit(own, mirror!)) return this.mirrors.repaired(await this.latestByQuery(key, bound), mirror, bound);
       latest ??= toLock(own);
     }
     // A key without records is at version 0: its state is the mirror (a document written by MongoDB itself).
-    return this.repaired(latest ?? mirror, mirror, bound);
+    return this.mirrors.repaired(latest ?? mirror, mirror, bound);
   }
 
   /**
@@ -190,7 +181,7 @@ export class VersionChain {
     if (version > 1) this.prunes.add(key, version);
     const lock = toLock(record);
     this.known.saw(lock, read.startedAt);
-    await this.mirror(lock, bound, read.unmirrored);
+    await this.mirrors.write(lock, bound, read.unmirrored);
     return { ...lock, readStartedAt: read.startedAt };
   }
 
@@ -217,21 +208,6 @@ export class VersionChain {
     return updated && toLock(updated);
   }
 
-  /**
-   * Best effort: the records are the truth, the mirror a starting point and a view for tools. A
-   * first mirror is inserted (an update scans the collection on FerretDB; an insert does not).
-   */
-  async mirror(lock: LockDocument, bound: Bound, create = false): Promise<void> {
-    const { _id, ...fields } = lock;
-    const replace = () => whileSqliteBusy(bound, () => this.mirrors.replaceOne({ _id }, fields, { upsert: true }));
-    const write = create
-      ? whileSqliteBusy(bound, () => this.mirrors.insertOne(lock)).catch((error: unknown) =>
-          isDuplicateKey(error) ? replace() : Promise.reject(error),
-        )
-      : replace();
-    await write.catch(() => undefined);
-  }
-
   read(key: string, version: number, bound: Bound): Promise<VersionRecord | null> {
     return this.records.findOne({ _id: recordId(key, version) }, { signal: bound.signal });
   }
@@ -250,28 +226,4 @@ export class VersionChain {
     const [latest] = await this.records.find({ key }, { sort: { version: -1 }, limit: 1, signal: bound.signal }).toArray();
     return latest ? toLock(latest) : null;
   }
-
-  /** Read repair: the mirror moves to what the walk found, so the next walk starts there. */
-  private async repaired(latest: LockDocument | null, mirror: LockDocument | null, bound: Bound): Promise<LockDocument | null> {
-    if (latest && latest !== mirror && !(mirror && sameCommit(latest, mirror))) await this.mirror(latest, bound);
-    return latest;
-  }
-}
-
-export function recordId(key: string, version: number): string {
-  return `${version}:${key}`;
-}
-
-function toLock(record: VersionRecord): LockDocument {
-  const { _id, key, ...fields } = record;
-  return { ...fields, _id: key };
-}
-
-/** The same commit (records written before commit ids existed match on version and ts). */
-export function sameCommit(
-  a: { version?: number; ts: ObjectId; commit?: ObjectId },
-  b: { version?: number; ts: ObjectId; commit?: ObjectId },
-): boolean {
-  if (a.commit || b.commit) return a.commit !== undefined && b.commit !== undefined && a.commit.equals(b.commit);
-  return a.version === b.version && a.ts.equals(b.ts);
 }

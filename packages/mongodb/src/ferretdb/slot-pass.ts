@@ -1,10 +1,10 @@
 import { LockConflictError } from '@holdfast/core';
 import type { CallContext } from '@holdfast/core/backend';
 import { MongoServerSelectionError, type ObjectId } from 'mongodb';
-import { LOCKED, type SlotHolder } from './documents.js';
-import type { ExpiryCheck } from './expiry-check.js';
-import type { PassOutcome } from './grant-pass.js';
-import type { Acquisition } from './lock-catalog.js';
+import { LOCKED, type SlotHolder } from '../documents.js';
+import type { ExpiryCheck } from '../expiry-check.js';
+import type { PassOutcome } from '../grant-pass.js';
+import type { Acquisition } from '../lock-catalog.js';
 import type { SlotCatalog } from './slot-catalog.js';
 import type { SlotJudge } from './slot-judge.js';
 import { isSlotState } from './slot-state.js';
@@ -23,7 +23,7 @@ export interface SlotPassParts {
 /**
  * One attempt at a slot: read the key's latest state; a plain lock still held is a conflict; a
  * semaphore with another limit and a live holder is a conflict; when all slots are taken, judge
- * the holders (expiry.ts) and count only the live ones; if a slot is free, commit the next state
+ * the holders (../expiry.ts) and count only the live ones; if a slot is free, commit the next state
  * with this acquisition added (and the expired holders dropped). The pass settles only once no
  * write of it can still land.
  */

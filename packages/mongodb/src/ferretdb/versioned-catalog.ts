@@ -1,13 +1,14 @@
 import { BackendError } from '@holdfast/core';
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { allowManyListeners, type Bound } from './bounded.js';
-import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from './documents.js';
-import { prefixRange } from './key-range.js';
-import type { Acquisition, HeldAcquisition, LockCatalog } from './lock-catalog.js';
-import type { ServerInfoReader } from './server-info.js';
+import { allowManyListeners, type Bound } from '../bounded.js';
+import { LOCKED, type LockDocument, SLOTS, UNLOCKED } from '../documents.js';
+import { prefixRange } from '../key-range.js';
+import type { Acquisition, HeldAcquisition, LockCatalog } from '../lock-catalog.js';
+import type { ServerInfoReader } from '../server-info.js';
+import { type LockFields, sameCommit } from './records.js';
 import { SlotCatalog } from './slot-catalog.js';
 import { holdsIn, isSlotState, KeyHasSlots } from './slot-state.js';
-import { CHAIN_TIMING, type ChainRead, type ChainTiming, type LockFields, sameCommit, VersionChain } from './version-chain.js';
+import { CHAIN_TIMING, type ChainRead, type ChainTiming, VersionChain } from './version-chain.js';
 
 /** How often forceUnlock re-reads and retries when other writers keep moving the lock. */
 const FORCE_ATTEMPTS = 5;
@@ -20,11 +21,11 @@ const LIST_BATCH = 50;
 
 /**
  * The lock commands for FerretDB v1, where a filter is never evaluated atomically with its write
- * (findAndModify, update and delete all read the matching documents, then write them back by `_id`;
- * measured: 8 racing `updateOne({_id, v: 0})` -> 2 to 8 report a modification). Every change (grab,
- * overtake, unlock, forced unlock) is the insert of the key's next version record (version-chain.ts):
- * a write delayed for any time after another change is refused by the server (E11000) or, where
- * its id was pruned, not acted on, so it can never grant a lock twice. No latch.
+ * (findAndModify, update and delete all read the matching documents, then write them back by `_id`,
+ * so several racing conditional updates can all succeed: docs/semantics-mongodb.md). Every change
+ * (grab, overtake, unlock, forced unlock) is the insert of the key's next version record
+ * (version-chain.ts): a write delayed for any time after another change is refused by the server
+ * (E11000) or, where its id was pruned, not acted on, so it can never grant a lock twice.
  *
  * Reads take the caller's signal; a write, once sent, is left to finish (the driver's socket
  * timeout bounds it), so that whoever abandons a grab can free it once it has settled.
@@ -46,11 +47,11 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   get locks(): Collection<LockDocument> {
-    return this.chain.mirrors;
+    return this.chain.mirrors.collection;
   }
 
   ensureIndexes(bound: Bound): Promise<void> {
-    return this.chain.ensureIndexes(bound);
+    return this.chain.mirrors.ensureIndexes(bound);
   }
 
   async grabLock(acquisition: Acquisition, bound: Bound): Promise<LockDocument | null> {
@@ -140,7 +141,7 @@ export class VersionedCatalog implements LockCatalog {
     if (!own?.version || (await this.chain.read(held.key, own.version + 1, bound))) return false;
     const updated = await this.chain.setLease(own, lease, bound);
     if (!updated || !sameCommit(updated, own)) return false;
-    await this.chain.mirror(updated, bound);
+    await this.chain.mirrors.write(updated, bound);
     return true;
   }
 
@@ -181,8 +182,8 @@ export class VersionedCatalog implements LockCatalog {
   }
 
   /**
-   * One read by `_id` per key (any other filter is evaluated in Go on FerretDB, ~18 times slower per
-   * document): the version after the latest this provider knows, so that a waiter sees a release
+   * One read by `_id` per key (any other filter is evaluated in Go on FerretDB, not pushed down to
+   * SQLite): the version after the latest this provider knows, so that a waiter sees a release
    * once its record is inserted, before its mirror is written; the mirror of a key it knows nothing of.
    * `seen` moves the read on past what the watch already saw (a hint only: see VersionChain.watch).
    */
