@@ -9,7 +9,7 @@ export interface Attempt {
   readonly startedAt: number;
   sentAt: number;
   pendingLoss: { detail: string; cause: unknown } | undefined;
-  /** The last call core stopped waiting for: leaving the queue waits until it settled (it may land late). */
+  /** The calls core stopped waiting for: leaving the queue waits until they settled (they may land late). */
   lateCall: Promise<unknown> | undefined;
   /** The last busy answer, handed to the wait that follows it. */
   busy: Busy;
@@ -19,7 +19,12 @@ export interface Attempt {
 
 export const NOTHING_YET: Busy = busy();
 
-export function newAttempt(key: string, owner: string, validated: ValidatedAcquire, limit: number | undefined): Attempt {
+/**
+ * A waiting acquire (waitMs > 0) gets its place in line here, with the request, so that every
+ * request has one shape (a copy with one more field made the hot path polymorphic). The place
+ * is named after the first lockId, already unique.
+ */
+export function newAttempt(key: string, owner: string, validated: ValidatedAcquire, limit: number | undefined, waitMs: number): Attempt {
   const now = Date.now();
   const onLost = (detail: string, cause?: unknown): void => {
     if (attempt.handle) attempt.handle.markLost(detail, cause);
@@ -27,10 +32,11 @@ export function newAttempt(key: string, owner: string, validated: ValidatedAcqui
   };
   const { reason, ttlMs, autoRenew } = validated;
   const lockId = newLockId();
+  const place: QueuePlace | undefined = waitMs > 0 ? { id: lockId, until: now + waitMs } : undefined;
   const request: GrantRequest | SlotRequest =
     limit === undefined
-      ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost }
-      : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, limit };
+      ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place }
+      : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place, limit };
   const attempt: Attempt = {
     handle: undefined,
     startedAt: now,
@@ -62,14 +68,4 @@ export function isSlotRequest(request: GrantRequest): request is SlotRequest {
  */
 export function leaseStartOf(attempt: Attempt): number {
   return attempt.sentAt;
-}
-
-/**
- * A waiting acquire's attempts carry one place in line (see QueuePlace); its lockIds still change.
- * The place is named after the first lockId, already unique, so waiting costs no second random id.
- */
-export function joinLine(attempt: Attempt, deadline: number): QueuePlace {
-  const place: QueuePlace = { id: attempt.request.lockId, until: deadline };
-  attempt.request = { ...attempt.request, place };
-  return place;
 }

@@ -1,5 +1,6 @@
 import type { CallContext, LockBackend } from './backend.js';
 import { DeadlineLane, type Expiring } from './call-deadlines.js';
+import { type AnswerCheck, contractError } from './contract-check.js';
 import { BackendError } from './errors.js';
 import { MAX_TIMER_MS } from './timer-range.js';
 import { toBackendError } from './wrap-backend-error.js';
@@ -16,6 +17,8 @@ export interface CallBounds<T = unknown> {
    * its slice); one past setTimeout's range (Infinity) is bounded by the signal alone.
    */
   readonly budgetMs?: number | undefined;
+  /** The rule the adapter's answer must keep; a broken one rejects the call with an AdapterContractError. */
+  readonly check?: AnswerCheck | undefined;
   /**
    * Called with the call's own promise when the caller stopped waiting before it settled, so that
    * whatever it did late (a grant that lands after all) can be undone.
@@ -119,7 +122,10 @@ class BoundedCall<T> implements CallContext, Expiring {
         if (this.settled) return;
         this.finish();
         this.dropAbortListeners();
-        this.resolve(value);
+        const check = this.bounds.check;
+        const breach = check?.breach(value);
+        if (breach) this.reject(contractError(this.caller.backend.name, check!.method, breach));
+        else this.resolve(value);
       },
       (error: unknown) => {
         if (this.settled) return;

@@ -16,7 +16,7 @@ export interface GrantRequest {
   /** The adapter calls this when it learns by itself that the grant is gone (monitor, push, takeover). */
   readonly onLost: (detail: string, cause?: unknown) => void;
   /**
-   * Present on every attempt of a waiting acquire, absent on a single attempt (tryAcquire, waitMs 0),
+   * Present on every attempt of a waiting acquire, undefined on a single attempt (tryAcquire, waitMs 0),
    * which must never join a queue. The same for all attempts of one acquire while their lockIds change.
    */
   readonly place?: QueuePlace;

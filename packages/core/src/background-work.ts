@@ -24,7 +24,7 @@ export class BackgroundWork {
     this.track(
       late
         .catch(() => undefined)
-        .then(() => this.caller.run('release', (call) => this.backend.abandon(request, call)))
+        .then(() => this.caller.run('abandon', (call) => this.backend.abandon(request, call)))
         .catch(() => undefined),
     );
   }

@@ -1,9 +1,10 @@
 import { AdapterContractError } from './errors.js';
 
 /**
- * The rules an adapter's answers must keep, as core checks them where they cross into core (see
- * checked-backend.ts). Each check returns undefined for a good answer, so the hot path allocates
- * nothing; only a broken rule builds a Breach.
+ * The rules an adapter's answers must keep. Core checks each answer where it already waits for it
+ * (BackendCaller, through a call's `check`), so checking costs no promise of its own; each check
+ * returns undefined for a good answer, so the hot path allocates nothing and only a broken rule
+ * builds a Breach.
  */
 
 /** One broken rule: what the contract asks of the answer, and the part of it that broke the rule. */
@@ -119,6 +120,31 @@ export function backendBreach(candidate: unknown): { member: string; breach: Bre
 
 const REQUIRED_METHODS = ['tryGrant', 'abandon', 'inspect', 'list', 'forceRelease', 'close'] as const;
 const OPTIONAL_METHODS = ['waitForChange', 'leaveQueue', 'tryGrantSlot', 'slotHolders'] as const;
+
+/** The rule an answer of one adapter method must keep, by the method's name in error messages. */
+export interface AnswerCheck {
+  readonly method: string;
+  readonly breach: (answer: unknown) => Breach | undefined;
+}
+
+/** The checks of every answer core reads, built once. */
+export const ANSWER_CHECKS = {
+  tryGrant: { method: 'tryGrant', breach: outcomeBreach },
+  tryGrantSlot: { method: 'tryGrantSlot', breach: outcomeBreach },
+  extend: { method: 'grant.extend', breach: extensionBreach },
+  release: { method: 'grant.release', breach: booleanBreach },
+  isHeld: { method: 'grant.isHeld', breach: booleanBreach },
+  inspect: { method: 'inspect', breach: holderBreach },
+  list: { method: 'list', breach: holdersBreach },
+  slotHolders: { method: 'slotHolders', breach: holdersBreach },
+  forceRelease: { method: 'forceRelease', breach: booleanBreach },
+} as const satisfies Record<string, AnswerCheck>;
+
+/** createProvider's check of the backend itself: a wrong one is reported when the provider is built, not at first use. */
+export function checkBackend(backend: unknown): void {
+  const broken = backendBreach(backend);
+  if (broken) throw contractError(String((backend as { name?: unknown } | null)?.name), broken.member, broken.breach);
+}
 
 /** The error for a broken rule, naming the adapter, the method and the rule. */
 export function contractError(backend: string, method: string, breach: Breach): AdapterContractError {

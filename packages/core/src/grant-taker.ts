@@ -1,10 +1,11 @@
 import { sleep } from './abort.js';
-import { type Attempt, isSlotRequest, joinLine, leaseStartOf, renewLockId } from './attempt.js';
+import { type Attempt, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
 import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend, QueuePlace, WaitOptions } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import type { BackgroundWork } from './background-work.js';
+import { ANSWER_CHECKS } from './contract-check.js';
 import { CHANNELS, publish } from './diagnostics.js';
-import { BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
+import { AdapterContractError, BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
 import { safetyDeadline } from './renewal-policy.js';
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
@@ -36,13 +37,18 @@ export class GrantTaker {
       .run('acquire', (call) => this.grantOnce(attempt.request, call), {
         signal,
         deadline,
+        check: isSlotRequest(attempt.request) ? ANSWER_CHECKS.tryGrantSlot : ANSWER_CHECKS.tryGrant,
         onAbandoned: (late) => {
-          attempt.lateCall = late;
+          // Several cut attempts may be in flight at once: leaving the queue waits for all of them.
+          attempt.lateCall = attempt.lateCall ? Promise.allSettled([attempt.lateCall, late]) : late;
           this.background.undoLateGrant(attempt.request, late);
           renewLockId(attempt);
         },
       })
       .catch((error: unknown) => {
+        // Whatever a wrong answer meant, the attempt may hold the key: undo it (owner-checked, a no-op
+        // when nothing landed); it is never handed out, and a waiting acquire does not retry an adapter bug.
+        if (error instanceof AdapterContractError) this.background.undoLateGrant(attempt.request, Promise.resolve());
         // A failed attempt's undo may reach a server later than its answer (after the attempt's own
         // late command): the retry must not share its lockId, or that undo could free the retry's grant.
         renewLockId(attempt);
@@ -77,56 +83,51 @@ export class GrantTaker {
    * (leaveQueue) whenever the acquire ends without a lock.
    */
   async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<BackendGrant> {
+    const key = attempt.request.key;
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
       const grant = await this.attemptGrant(attempt, signal, undefined);
       if (grant) return this.unlessAborted(attempt, grant, signal);
-      throw new LockTimeoutError(attempt.request.key, waitMs);
+      throw new LockTimeoutError(key, waitMs);
     }
-    const deadline = Date.now() + waitMs;
-    const place = joinLine(attempt, deadline);
-    let handedOut = false;
-    try {
-      const grant = await this.unlessAborted(attempt, await this.attemptsUntil(attempt, waitMs, deadline, signal), signal);
-      handedOut = true;
-      return grant;
-    } finally {
-      if (!handedOut) this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
-    }
-  }
-
-  private async attemptsUntil(attempt: Attempt, waitMs: number, deadline: number, signal: AbortSignal): Promise<BackendGrant> {
-    const key = attempt.request.key;
-    const backend = this.backend;
+    // Made with the attempt (newAttempt): its `until` is the caller's deadline.
+    const place = attempt.request.place!;
+    const deadline = place.until;
     const retry = new BackendRetry();
     let sawBusy = false;
     let waited = false;
-    for (;;) {
-      try {
-        const grant = await this.attemptGrant(attempt, signal, deadline);
-        if (grant) return grant;
-        retry.succeeded();
-        sawBusy = true;
-      } catch (error) {
-        if (signal.aborted || !isTransient(error)) throw error;
-        // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
-        if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
-        retry.failed(error);
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
-      if (retry.lastError) {
-        await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
-      } else {
-        if (!waited) {
-          waited = true;
-          publish(CHANNELS.wait, () => ({ backend: backend.name, owner: this.owner, key }));
+    try {
+      for (;;) {
+        try {
+          const grant = await this.attemptGrant(attempt, signal, deadline);
+          // Returned from here, not from a helper: an in-process grant then costs no extra promise.
+          if (grant) return this.unlessAborted(attempt, grant, signal, place);
+          retry.succeeded();
+          sawBusy = true;
+        } catch (error) {
+          if (signal.aborted || !isTransient(error)) throw error;
+          // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
+          if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
+          retry.failed(error);
         }
-        await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), signal);
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
+        if (retry.lastError) {
+          await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
+        } else {
+          if (!waited) {
+            waited = true;
+            publish(CHANNELS.wait, () => ({ backend: this.backend.name, owner: this.owner, key }));
+          }
+          await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), signal);
+        }
+        if (signal.aborted) throw new LockAbortedError(key, signal.reason);
+        // An attempt with no time left could only be cut short and leave a late grant to undo.
+        if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       }
-      if (signal.aborted) throw new LockAbortedError(key, signal.reason);
-      // An attempt with no time left could only be cut short and leave a late grant to undo.
-      if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
+    } catch (error) {
+      this.background.leaveQueue(key, place, attempt.lateCall);
+      throw error;
     }
   }
 
@@ -149,9 +150,13 @@ export class GrantTaker {
       .catch(() => (signal.aborted ? undefined : sleep(Math.min(sliceMs, this.pollIntervalMs), signal)));
   }
 
-  /** A grant that arrives after the caller gave up is released at once: nothing is left behind. */
-  private async unlessAborted(attempt: Attempt, grant: BackendGrant, signal: AbortSignal): Promise<BackendGrant> {
-    if (!signal.aborted) return grant;
+  /** A grant that arrives after the caller gave up is released at once (and its place leaves the queue): nothing is left behind. */
+  private unlessAborted(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place?: QueuePlace): BackendGrant | Promise<never> {
+    return signal.aborted ? this.refuse(attempt, grant, signal, place) : grant;
+  }
+
+  private async refuse(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place: QueuePlace | undefined): Promise<never> {
+    if (place) this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
     await this.background.releaseQuietly(grant);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }

@@ -35,7 +35,7 @@ export class LockTaker {
   /** One attempt at the key (limit undefined) or at one of its semaphore slots. */
   async tryTake(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock | null> {
     const validated = this.validated(key, options);
-    const attempt = newAttempt(key, this.context.owner, validated, limit);
+    const attempt = newAttempt(key, this.context.owner, validated, limit, 0);
     publish(CHANNELS.acquire, () => ({ backend: this.context.backend.name, owner: this.context.owner, key, waitMs: 0 }));
     let grant: BackendGrant | null;
     try {
@@ -51,7 +51,7 @@ export class LockTaker {
     const validated = this.validated(key, options);
     const { controller, dispose } = linkedController(validated.signal, this.context.closing);
     try {
-      const attempt = newAttempt(key, this.context.owner, validated, limit);
+      const attempt = newAttempt(key, this.context.owner, validated, limit, validated.waitMs);
       publish(CHANNELS.acquire, () => ({ backend: this.context.backend.name, owner: this.context.owner, key, waitMs: validated.waitMs }));
       const grant = await this.context.grants.waitForGrant(attempt, validated.waitMs, controller.signal);
       return await this.adopt(attempt, grant);

@@ -3,7 +3,7 @@ import { NOTHING_YET } from './attempt.js';
 import type { LockBackend } from './backend.js';
 import { BackendCaller, DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
 import { BackgroundWork } from './background-work.js';
-import { checkedBackend } from './checked-backend.js';
+import { ANSWER_CHECKS, checkBackend } from './contract-check.js';
 import type { Logger } from './diagnostics.js';
 import { CampaigningElection, type LeaderWork } from './election.js';
 import { InvalidArgumentError, ProviderClosedError, UnsupportedError } from './errors.js';
@@ -41,7 +41,8 @@ const MIN_CLOSE_SLICE_MS = 50;
 
 /** Builds the user-facing LockProvider from an adapter's primitives. Adapters call this once. */
 export function createProvider(backend: LockBackend, options: ProviderOptions = {}): LockProvider {
-  return new CoreLockProvider(checkedBackend(backend), options);
+  checkBackend(backend);
+  return new CoreLockProvider(backend, options);
 }
 
 class CoreLockProvider implements LockProvider {
@@ -130,7 +131,7 @@ class CoreLockProvider implements LockProvider {
       acquire: (options) => this.locks.take(key, options, limit),
       holders: async () => {
         this.assertOpen();
-        return this.caller.run('holders', (call) => backend.slotHolders!(key, call));
+        return this.caller.run('holders', (call) => backend.slotHolders!(key, call), { check: ANSWER_CHECKS.slotHolders });
       },
     };
   }
@@ -138,7 +139,7 @@ class CoreLockProvider implements LockProvider {
   async inspect(key: string): Promise<LockInfo | null> {
     this.assertOpen();
     validateKey(key);
-    return this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call));
+    return this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call), { check: ANSWER_CHECKS.inspect });
   }
 
   held(): readonly LockInfo[] {
@@ -148,7 +149,7 @@ class CoreLockProvider implements LockProvider {
   async list(options?: ListOptions): Promise<readonly LockInfo[]> {
     this.assertOpen();
     const prefix = validateListOptions(options);
-    return this.caller.run('list', (call) => this.backendImpl.list(prefix, call));
+    return this.caller.run('list', (call) => this.backendImpl.list(prefix, call), { check: ANSWER_CHECKS.list });
   }
 
   elect(key: string, work: LeaderWork, options: ElectOptions = {}): Election {
@@ -170,7 +171,8 @@ class CoreLockProvider implements LockProvider {
       key,
       signal: options.signal,
       closing: this.closing.signal,
-      inspect: (signal) => this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call), { signal }),
+      inspect: (signal) =>
+        this.caller.run('inspect', (call) => this.backendImpl.inspect(key, call), { signal, check: ANSWER_CHECKS.inspect }),
       waitForRelease: this.backendImpl.waitForChange
         ? (signal, timeoutMs) => this.backendImpl.waitForChange!(key, NOTHING_YET, { signal, timeoutMs })
         : undefined,
@@ -181,7 +183,7 @@ class CoreLockProvider implements LockProvider {
   async forceRelease(key: string): Promise<boolean> {
     this.assertOpen();
     validateKey(key);
-    return this.caller.run('forceRelease', (call) => this.backendImpl.forceRelease(key, call));
+    return this.caller.run('forceRelease', (call) => this.backendImpl.forceRelease(key, call), { check: ANSWER_CHECKS.forceRelease });
   }
 
   close(): Promise<void> {
