@@ -7,7 +7,7 @@ import { failedAt, invalidSessionRefusal, isLockEntry, lockDelayRefusal, modifyI
 import { LockGrant } from './lock-grant.js';
 import { encodeLockValue } from './lock-value.js';
 import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 
 /** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
 export interface ConsulWake {
@@ -33,7 +33,7 @@ type Answer = { kind: 'granted'; token: bigint } | { kind: 'busy'; since: bigint
  * One acquire attempt: the Go client's Lock() (api/lock.go), made atomic and without its waiting,
  * which is core's (the waits use the busy answer's ConsulWake).
  *
- * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (session-kinds.ts).
+ * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (sessions.ts).
  * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, guard, lock]`: released keys are
  *    deleted, so a free key is usually absent and this is the only round trip. The guard keeps the key
  *    from being a lock while it is a semaphore with holders (key-use.ts).
@@ -64,7 +64,7 @@ export async function tryGrant(
     lockId: request.lockId,
   });
   for (let sessionTries = 0; ; sessionTries++) {
-    const session = await context.sessions.forAttempt(request, call.signal);
+    const session = await context.sessions.forLock(request, call.signal);
     const lockWrite = { unanswered: false };
     let answer: Answer;
     try {

@@ -19,7 +19,7 @@ import type { ResolvedOptions } from './options.js';
 import type { QueueContext } from './queue-entry.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { semaphorePlace } from './semaphore-record.js';
-import { SessionChoice } from './session-choice.js';
+import { Sessions } from './sessions.js';
 import { tryGrantSlot } from './slot-acquire.js';
 import { abandonSlot, forceReleaseSlots } from './slot-release.js';
 import { WaitQueue } from './wait-queue.js';
@@ -52,7 +52,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   readonly name = 'consul';
   readonly capabilities: Capabilities;
   private readonly http: ConsulHttp;
-  private readonly sessions: SessionChoice;
+  private readonly sessions: Sessions;
   private readonly watches: Watches;
   private readonly grants: QueueContext;
   private readonly queue: WaitQueue;
@@ -70,7 +70,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     const { address, token, datacenter, callTimeoutMs } = options;
     this.http = new ConsulHttp({ baseUrl: address, token, datacenter, requestTimeoutMs: callTimeoutMs });
     const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
-    this.sessions = new SessionChoice(this.http, options, background);
+    this.sessions = new Sessions(this.http, options, background);
     this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
     const track = (cleanup: Promise<void>): void => {
       this.cleanups.add(cleanup);

@@ -3,7 +3,7 @@ import { ConsulGrant, type GrantContext, type Move } from './grant.js';
 import { readKey } from './kv.js';
 import { whyNotGrant } from './ownership.js';
 import { releaseExact } from './release.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 import type { SnapshotView } from './snapshot-view.js';
 
 /**

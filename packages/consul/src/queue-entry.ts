@@ -2,7 +2,7 @@ import { sleep } from '@holdfast/core/backend';
 import type { GrantContext } from './grant.js';
 import { invalidSessionRefusal } from './kv.js';
 import { dequeue, enqueue, type QueueView } from './queue-place.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 
 export interface QueueContext extends GrantContext {
   /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */

@@ -2,7 +2,7 @@ import { ProviderClosedError } from '@holdfast/core';
 import { sleep, untilAborted } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
 import { createSession, destroySession, RenewedSession } from './session.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 
 const DROP_RETRY_FIRST_MS = 50;
 const DROP_RETRY_MAX_MS = 1000;
@@ -179,7 +179,6 @@ export class SharedSessions {
 
 /** One user of the provider's shared session; the attempt's user becomes its grant's. */
 class SharedUse implements GrantSession, SessionUser {
-  readonly kind = 'shared';
   onExpired: GrantSession['onExpired'];
 
   constructor(

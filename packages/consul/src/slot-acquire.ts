@@ -35,7 +35,7 @@ interface Seen {
  *    limit mismatch too). Holders whose session holds no entry there are dead and pruned. No free
  *    slot: busy, and no session was made for nothing.
  * 2. Take the slot's own session (behaviour delete; renewed unless autoRenew is false): a spare
- *    left by an attempt of this provider that lost its race (spare-sessions.ts), or a new one.
+ *    left by an attempt of this provider that lost its race (sessions.ts), or a new one.
  * 3. One transaction: acquire the contender entry `<dir>/<session>` with that session, guard against
  *    a plain lock of the key (key-use.ts), and check-and-set the record with this session among the
  *    live holders. All writes of a transaction get its Raft index: the record's new ModifyIndex is the

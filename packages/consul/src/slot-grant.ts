@@ -3,7 +3,7 @@ import { ConsulGrant, type GrantContext, type Move } from './grant.js';
 import { decodeValue, readEntries } from './kv.js';
 import { decodeLockValue, encodeLockValue } from './lock-value.js';
 import { contenderKey, encodeRecord, type SemaphorePlace, type SemaphoreState, semaphoreState, whyNotHolder } from './semaphore-record.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 import { leaveSemaphore } from './slot-release.js';
 import type { SnapshotView } from './snapshot-view.js';
 

@@ -14,7 +14,7 @@ import { isLockEntry, readEntries, readKey } from './kv.js';
 import { LocalTurns, type Turn } from './local-turns.js';
 import { type QueueContext, QueueEntry } from './queue-entry.js';
 import { dequeueOp, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
-import { sessionTtlFor } from './session-kinds.js';
+import { sessionTtlFor } from './session.js';
 
 export interface QueueSettings extends AcquireSettings {
   readonly callTimeoutMs: number;
