@@ -3,9 +3,18 @@ import { LOCK_FLAG } from './constants.js';
 import { type GrantContext, unlessAbandoned } from './grant.js';
 import { lockConflict } from './inspection.js';
 import { noSemaphore, semaphoreGuard } from './key-use.js';
-import { failedAt, invalidSessionRefusal, isLockEntry, lockDelayRefusal, modifyIndexOf, readKey, type TxnKvOp, transact } from './kv.js';
+import {
+  encodeLockValue,
+  failedAt,
+  invalidSessionRefusal,
+  isLockEntry,
+  lockDelayRefusal,
+  modifyIndexOf,
+  readKey,
+  type TxnKvOp,
+  transact,
+} from './kv.js';
 import { LockGrant } from './lock-grant.js';
-import { encodeLockValue } from './lock-value.js';
 import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
 import type { GrantSession } from './sessions.js';
 

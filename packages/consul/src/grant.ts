@@ -3,8 +3,7 @@ import type { ConsulHttp } from './consul-http.js';
 import { modifyIndexOf, type TxnKvOp, type TxnResult, transact } from './kv.js';
 import { sessionTtlFor } from './session.js';
 import { type GrantSession, OwnSession, type Sessions } from './sessions.js';
-import type { SnapshotView } from './snapshot-view.js';
-import type { Monitored } from './watch.js';
+import type { Monitored, SnapshotView } from './watch.js';
 import type { Watches } from './watches.js';
 
 /** What every grant of one provider shares. */

@@ -4,7 +4,7 @@ import { readKey } from './kv.js';
 import { whyNotGrant } from './ownership.js';
 import { releaseExact } from './release.js';
 import type { GrantSession } from './sessions.js';
-import type { SnapshotView } from './snapshot-view.js';
+import type { SnapshotView } from './watch.js';
 
 /**
  * One lock this provider holds on `<prefix>/<key>`: the session that holds it and the ModifyIndex of

@@ -1,5 +1,4 @@
-import { decodeValue, isLockEntry, type KvEntry } from './kv.js';
-import { decodeLockValue } from './lock-value.js';
+import { decodeLockValue, decodeValue, isLockEntry, type KvEntry } from './kv.js';
 
 /** What identifies one grant on the server: the key, the session that took it, the ModifyIndex it got, and its lockId. */
 export interface GrantProof {

@@ -1,6 +1,5 @@
 import type { ConsulHttp } from './consul-http.js';
-import { encodePath, type KvEntry, readEntries, type TxnKvOp, type TxnResult, transact } from './kv.js';
-import { encodeLockValue } from './lock-value.js';
+import { encodeLockValue, encodePath, type KvEntry, readEntries, type TxnKvOp, type TxnResult, transact } from './kv.js';
 
 /**
  * Holdfast's wait queue for plain locks, which only Holdfast waiters read (`consul lock` does not

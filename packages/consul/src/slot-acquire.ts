@@ -4,8 +4,16 @@ import type { AcquireSettings, ConsulWake } from './acquire.js';
 import { SEMAPHORE_FLAG } from './constants.js';
 import { type GrantContext, unlessAbandoned } from './grant.js';
 import { lockGuard, noLock } from './key-use.js';
-import { failedAt, invalidSessionRefusal, lockDelayRefusal, modifyIndexOf, readEntries, type TxnKvOp, transact } from './kv.js';
-import { encodeLockValue } from './lock-value.js';
+import {
+  encodeLockValue,
+  failedAt,
+  invalidSessionRefusal,
+  lockDelayRefusal,
+  modifyIndexOf,
+  readEntries,
+  type TxnKvOp,
+  transact,
+} from './kv.js';
 import {
   contenderKey,
   encodeRecord,

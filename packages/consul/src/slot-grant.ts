@@ -1,11 +1,10 @@
 import { SEMAPHORE_FLAG } from './constants.js';
 import { ConsulGrant, type GrantContext, type Move } from './grant.js';
-import { decodeValue, readEntries } from './kv.js';
-import { decodeLockValue, encodeLockValue } from './lock-value.js';
+import { decodeLockValue, decodeValue, encodeLockValue, readEntries } from './kv.js';
 import { contenderKey, encodeRecord, type SemaphorePlace, type SemaphoreState, semaphoreState, whyNotHolder } from './semaphore-record.js';
 import type { GrantSession } from './sessions.js';
 import { leaveSemaphore } from './slot-release.js';
-import type { SnapshotView } from './snapshot-view.js';
+import type { SnapshotView } from './watch.js';
 
 /**
  * One slot of a semaphore this provider holds: its own session, named among the coordination
