@@ -11,17 +11,16 @@ import {
   sleep,
   type WaitOptions,
 } from '@holdfast/core/backend';
-import { type ConsulWake, tryGrant } from './acquire.js';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
+import { type ConsulWake, tryGrant } from './lock.js';
 import type { ResolvedOptions } from './options.js';
-import type { QueueContext } from './queue-entry.js';
+import type { QueueContext } from './queue.js';
 import { forceRelease, releaseAttempt } from './release.js';
-import { semaphorePlace } from './semaphore-record.js';
+import { tryGrantSlot } from './semaphore.js';
+import { abandonSlot, forceReleaseSlots, semaphorePlace } from './semaphore-record.js';
 import { Sessions } from './sessions.js';
-import { tryGrantSlot } from './slot-acquire.js';
-import { abandonSlot, forceReleaseSlots } from './slot-release.js';
 import { WaitQueue } from './wait-queue.js';
 import { Watches } from './watches.js';
 

@@ -2,7 +2,7 @@ import { LockConflictError, type LockInfo } from '@holdfast/core';
 import { LOCK_FLAG } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { decodeLockValue, decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readEntries, readKey, transact } from './kv.js';
-import { lockIdOf } from './ownership.js';
+import { lockIdOf } from './lock.js';
 import { semaphorePlace, semaphoreState } from './semaphore-record.js';
 import { type SessionInfo, sessionInfo } from './session.js';
 

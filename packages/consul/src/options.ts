@@ -8,7 +8,7 @@ import {
   MAX_TIMER_MS,
 } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, DEFAULT_LOCK_DELAY_RETRY_MS, DEFAULT_MONITOR_RETRIES, DEFAULT_MONITOR_RETRY_MS } from './constants.js';
-import { QUEUE_SUFFIX } from './queue-place.js';
+import { QUEUE_SUFFIX } from './queue.js';
 
 /** Consul's largest lock-delay; waiting longer than it before retrying an acquire buys nothing. */
 const MAX_LOCK_DELAY_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { ConsulHttp } from './consul-http.js';
 import { lockConflict } from './inspection.js';
 import { isLockEntry, readKey, transact } from './kv.js';
-import { type GrantProof, lockIdOf, provesGrant } from './ownership.js';
+import { type GrantProof, lockIdOf, provesGrant } from './lock.js';
 
 /** Compare-and-set rounds before a key that keeps changing is left to its session's fate. */
 const MAX_CAS_ROUNDS = 3;

@@ -8,12 +8,11 @@ import {
   type QueuePlace,
   type WaitOptions,
 } from '@holdfast/core/backend';
-import { type AcquireSettings, type ConsulWake, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
 import { isLockEntry, readEntries, readKey } from './kv.js';
 import { LocalTurns, type Turn } from './local-turns.js';
-import { type QueueContext, QueueEntry } from './queue-entry.js';
-import { dequeueOp, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
+import { type AcquireSettings, type ConsulWake, tryGrant } from './lock.js';
+import { dequeueOp, entryName, prune, type QueueContext, QueueEntry, type QueueView, queueDir, readQueue } from './queue.js';
 import { sessionTtlFor } from './session.js';
 
 export interface QueueSettings extends AcquireSettings {

@@ -1,22 +1,26 @@
 import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import { LOCK_FLAG } from './constants.js';
-import { type GrantContext, unlessAbandoned } from './grant.js';
+import { ConsulGrant, type GrantContext, type Move, unlessAbandoned } from './grant.js';
 import { lockConflict } from './inspection.js';
 import { noSemaphore, semaphoreGuard } from './key-use.js';
 import {
+  decodeLockValue,
+  decodeValue,
   encodeLockValue,
   failedAt,
   invalidSessionRefusal,
   isLockEntry,
+  type KvEntry,
   lockDelayRefusal,
   modifyIndexOf,
   readKey,
   type TxnKvOp,
   transact,
 } from './kv.js';
-import { LockGrant } from './lock-grant.js';
+import { releaseExact } from './release.js';
 import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
 import type { GrantSession } from './sessions.js';
+import type { SnapshotView } from './watch.js';
 
 /** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
 export interface ConsulWake {
@@ -147,4 +151,90 @@ function grantOf(
   const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
   const grant = new LockGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
   return unlessAbandoned(grant, context, call);
+}
+
+/**
+ * One lock this provider holds on `<prefix>/<key>`: the session that holds it and the ModifyIndex of
+ * its write (the fencing token, which is also how a release tells this grant from a later one of the
+ * same session).
+ */
+export class LockGrant extends ConsulGrant {
+  constructor(
+    context: GrantContext,
+    readonly consulKey: string,
+    readonly lockId: string,
+    session: GrantSession,
+    token: bigint,
+    acquiredAt: Date,
+    expiresAt: Date | null,
+    reportLost: (detail: string, cause?: unknown) => void,
+  ) {
+    super(context, session, token, acquiredAt, expiresAt, reportLost, token);
+    this.watch();
+  }
+
+  get watchKey(): string {
+    return this.consulKey;
+  }
+
+  lossIn(view: SnapshotView): string | undefined {
+    return whyNotGrant(view.entry(this.consulKey), this);
+  }
+
+  protected async check(signal: AbortSignal): Promise<string | undefined> {
+    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
+    return whyNotGrant(entry, this);
+  }
+
+  protected free(signal: AbortSignal): Promise<boolean> {
+    return releaseExact(this.context.http, this, signal);
+  }
+
+  /** `check-index` + `unlock` + `lock` in one transaction: sets no lock-delay, and nobody can take the key in between. */
+  protected async planMove(next: GrantSession, signal: AbortSignal): Promise<Move | string> {
+    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
+    const loss = whyNotGrant(entry, this);
+    if (loss !== undefined || !entry) return loss ?? 'the key was deleted';
+    const value = entry.Value ?? '';
+    return {
+      ops: [
+        { Verb: 'check-index', Key: this.consulKey, Index: entry.ModifyIndex },
+        { Verb: 'unlock', Key: this.consulKey, Session: this.session.id, Flags: LOCK_FLAG, Value: value },
+        { Verb: 'lock', Key: this.consulKey, Session: next.id, Flags: LOCK_FLAG, Value: value },
+      ],
+      indexKey: this.consulKey,
+    };
+  }
+}
+
+/** What identifies one grant on the server: the key, the session that took it, the ModifyIndex it got, and its lockId. */
+export interface GrantProof {
+  readonly consulKey: string;
+  readonly sessionId: string;
+  /** The key's ModifyIndex as we left it; undefined when unknown (an attempt whose answer never came). */
+  readonly modifyIndex: bigint | undefined;
+  readonly lockId: string;
+}
+
+/** The lockId Holdfast wrote into the key's value, if it is a Holdfast value. */
+export function lockIdOf(entry: KvEntry): string | undefined {
+  return decodeLockValue(decodeValue(entry))?.lockId;
+}
+
+/**
+ * Whether `entry` is exactly this grant. The session alone proves nothing: the provider's shared
+ * session may hold the same key again for a newer grant. The ModifyIndex (unique per write) or the
+ * grant's lockId in the value tells that grant from a later one.
+ */
+export function provesGrant(entry: KvEntry | null | undefined, grant: GrantProof): boolean {
+  if (!entry || !isLockEntry(entry) || entry.Session !== grant.sessionId) return false;
+  return (grant.modifyIndex !== undefined && BigInt(entry.ModifyIndex) === grant.modifyIndex) || lockIdOf(entry) === grant.lockId;
+}
+
+/** Why `entry` is not (any more) this grant, or undefined while it is. */
+export function whyNotGrant(entry: KvEntry | null | undefined, grant: GrantProof): string | undefined {
+  if (provesGrant(entry, grant)) return undefined;
+  if (!entry) return 'the key was deleted';
+  if (entry.Session === grant.sessionId) return 'the key was taken again or overwritten (a newer grant or write on the same session)';
+  return entry.Session ? 'the key is held by another session' : 'the key was released (session invalidated or released externally)';
 }
