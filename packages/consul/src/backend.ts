@@ -13,10 +13,10 @@ import {
 } from '@holdfast/core/backend';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
+import type { GrantContext } from './grant.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
 import { type ConsulWake, tryGrant } from './lock.js';
 import type { ResolvedOptions } from './options.js';
-import type { QueueContext } from './queue.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { tryGrantSlot } from './semaphore.js';
 import { abandonSlot, forceReleaseSlots, semaphorePlace } from './semaphore-record.js';
@@ -53,7 +53,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   private readonly http: ConsulHttp;
   private readonly sessions: Sessions;
   private readonly watches: Watches;
-  private readonly grants: QueueContext;
+  private readonly grants: GrantContext;
   private readonly queue: WaitQueue;
   private readonly space: LockSpace;
   /** Aborted when close() runs out of time: every background call stops at once. */

@@ -6,13 +6,17 @@ import { type GrantSession, OwnSession, type Sessions } from './sessions.js';
 import type { Monitored, SnapshotView } from './watch.js';
 import type { Watches } from './watches.js';
 
-/** What every grant of one provider shares. */
+/** What every grant and queue entry of one provider shares. */
 export interface GrantContext {
   readonly http: ConsulHttp;
   readonly sessions: Sessions;
   readonly watches: Watches;
   /** The bound of a clean-up nobody waits for: the call timeout, cut short when close() runs out of time. */
   readonly background: () => AbortSignal;
+  /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
+  readonly track: (cleanup: Promise<void>) => void;
+  /** Aborted as close() begins: clean-ups that retry stop retrying. */
+  readonly closing: AbortSignal;
 }
 
 /** Where a grant is: on the server as written, or known gone (lost), or freed by its release. */

@@ -146,3 +146,8 @@ export function decodeLockValue(text: string): LockValue | null {
     return null;
   }
 }
+
+/** The lockId Holdfast wrote into the key's value, if it is a Holdfast value. */
+export function lockIdOf(entry: KvEntry): string | undefined {
+  return decodeLockValue(decodeValue(entry))?.lockId;
+}

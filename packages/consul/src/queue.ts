@@ -94,18 +94,11 @@ export async function dequeue(http: ConsulHttp, entryKey: string, signal: AbortS
   await http.call('DELETE', `/v1/kv/${encodePath(entryKey)}`, {}, { signal });
 }
 
-export interface QueueContext extends GrantContext {
-  /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
-  readonly track: (cleanup: Promise<void>) => void;
-  /** Aborted as close() begins: clean-ups that retry stop retrying. */
-  readonly closing: AbortSignal;
-}
-
 const MAX_RETRY_DELAY_MS = 1000;
 const FIRST_RETRY_DELAY_MS = 50;
 
 /**
- * One waiter's entry in a key's queue (queue-place.ts), on the provider's queue session. `written`
+ * One waiter's entry in a key's queue (above), on the provider's queue session. `written`
  * once Consul confirmed it, `deleted` by the transaction that granted the lock; a write that went
  * unanswered (or is still on its way) may land after any delete, which drop() must allow for.
  */
@@ -116,7 +109,7 @@ export class QueueEntry {
   private mayLandLate = false;
 
   constructor(
-    private readonly context: QueueContext,
+    private readonly context: GrantContext,
     readonly dir: string,
     readonly key: string,
     private readonly session: GrantSession,
@@ -177,5 +170,47 @@ export class QueueEntry {
         await sleep(delayMs, closing).catch(() => undefined);
       }
     }
+  }
+}
+
+/** A waiter's place in the provider's line for a key: `ready` once it is its turn. */
+export interface Turn {
+  readonly ready: Promise<void>;
+  /** Leaves the line; if it was this waiter's turn, the next waiter's begins. */
+  end(): void;
+}
+
+interface InLine {
+  start(): void;
+}
+
+/**
+ * The provider's waiters on one key take turns, first come first: only the one whose turn it is
+ * stands in Consul's queue, so N local waiters cost one queue entry and one blocking query, not N.
+ * A place in line outlives any one wait for it (core waits in slices): only end() gives it up.
+ */
+export class LocalTurns {
+  private readonly lines = new Map<string, InLine[]>();
+
+  join(key: string): Turn {
+    let line = this.lines.get(key);
+    if (!line) this.lines.set(key, (line = []));
+    let start!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      start = resolve;
+    });
+    const place: InLine = { start };
+    line.push(place);
+    if (line.length === 1) start();
+    return { ready, end: () => this.leave(key, place) };
+  }
+
+  private leave(key: string, place: InLine): void {
+    const line = this.lines.get(key);
+    const at = line?.indexOf(place) ?? -1;
+    if (!line || at < 0) return;
+    line.splice(at, 1);
+    if (line.length === 0) this.lines.delete(key);
+    else if (at === 0) line[0]!.start();
   }
 }

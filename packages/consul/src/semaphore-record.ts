@@ -1,7 +1,6 @@
 import { SEMAPHORE_FLAG, SEMAPHORE_LOCK_KEY } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import { decodeValue, encodeValue, type KvEntry, readEntries, type TxnKvOp, transact } from './kv.js';
-import { lockIdOf } from './lock.js';
+import { decodeValue, encodeValue, type KvEntry, lockIdOf, readEntries, type TxnKvOp, transact } from './kv.js';
 import { destroySession } from './session.js';
 
 /*
@@ -118,7 +117,7 @@ export function whyNotHolder(state: SemaphoreState, session: string): string | u
 export async function leaveSemaphore(http: ConsulHttp, place: SemaphorePlace, session: string, signal: AbortSignal): Promise<boolean> {
   const dropContender: TxnKvOp = { Verb: 'delete', Key: contenderKey(place.dir, session) };
   for (;;) {
-    const state = await readState(http, place, signal);
+    const state = await readSemaphore(http, place, signal);
     if (!state.entry || state.problem !== undefined || !state.recorded.includes(session)) {
       await transact(http, [dropContender], signal);
       return false;
@@ -136,7 +135,7 @@ export async function leaveSemaphore(http: ConsulHttp, place: SemaphorePlace, se
  */
 export async function forceReleaseSlots(http: ConsulHttp, place: SemaphorePlace, signal: AbortSignal): Promise<boolean> {
   for (;;) {
-    const state = await readState(http, place, signal);
+    const state = await readSemaphore(http, place, signal);
     if (!state.entry || state.problem !== undefined) return false;
     const result = await transact(http, [recordWithout(place, state, [])], signal);
     if (result.ok) return state.holders.length > 0;
@@ -148,7 +147,7 @@ export async function forceReleaseSlots(http: ConsulHttp, place: SemaphorePlace,
  * attempt's lockId) landed, that session leaves the holders and is destroyed.
  */
 export async function abandonSlot(http: ConsulHttp, place: SemaphorePlace, lockId: string, signal: AbortSignal): Promise<void> {
-  const state = await readState(http, place, signal);
+  const state = await readSemaphore(http, place, signal);
   for (const [session, entry] of state.bySession) {
     if (lockIdOf(entry) !== lockId) continue;
     await leaveSemaphore(http, place, session, signal);
@@ -156,9 +155,15 @@ export async function abandonSlot(http: ConsulHttp, place: SemaphorePlace, lockI
   }
 }
 
-async function readState(http: ConsulHttp, place: SemaphorePlace, signal: AbortSignal): Promise<SemaphoreState> {
-  const { entries } = await readEntries(http, place.dir, { recurse: true, consistent: true, signal });
-  return semaphoreState(place.dir, entries);
+/** One read of the semaphore's directory (linearizable unless `consistent` is false), and its X-Consul-Index. */
+export async function readSemaphore(
+  http: ConsulHttp,
+  place: SemaphorePlace,
+  signal: AbortSignal,
+  consistent = true,
+): Promise<SemaphoreState & { readonly index: bigint }> {
+  const { entries, index } = await readEntries(http, place.dir, { recurse: true, consistent, signal });
+  return { ...semaphoreState(place.dir, entries), index };
 }
 
 /** The record with only `holders` left, by check-and-set; deleted when none is left. */

@@ -11,7 +11,6 @@ import {
   invalidSessionRefusal,
   lockDelayRefusal,
   modifyIndexOf,
-  readEntries,
   type TxnKvOp,
   transact,
 } from './kv.js';
@@ -20,6 +19,7 @@ import {
   contenderKey,
   encodeRecord,
   leaveSemaphore,
+  readSemaphore,
   roomIn,
   type SemaphorePlace,
   type SemaphoreState,
@@ -65,7 +65,7 @@ export async function tryGrantSlot(
   call: CallContext,
 ): Promise<GrantOutcome<ConsulWake>> {
   const place = semaphorePlace(settings.prefix, request.key);
-  let seen = await readSemaphore(context, place, request.limit, call.signal);
+  let seen = await readForClaim(context, place, request.limit, call.signal);
   if (roomIn(seen.state) === 0) return busy({ index: seen.index, slots: true });
   let session = await context.sessions.forSlot(request, call.signal);
   let freshSession = false;
@@ -102,7 +102,7 @@ export async function tryGrantSlot(
         continue;
       }
       if (failedAt(result, 1, guard.length)) guard = await lockGuard(context.http, place, session.id, call.signal);
-      if (failedAt(result, ops.length - 1)) seen = await readSemaphore(context, place, request.limit, call.signal);
+      if (failedAt(result, ops.length - 1)) seen = await readForClaim(context, place, request.limit, call.signal);
       if (roomIn(seen.state) === 0 || round >= MAX_CLAIM_ROUNDS) {
         context.sessions.spare(session);
         return busy({ index: seen.index, slots: true });
@@ -116,9 +116,8 @@ export async function tryGrantSlot(
   }
 }
 
-async function readSemaphore(context: GrantContext, place: SemaphorePlace, limit: number, signal: AbortSignal): Promise<Seen> {
-  const { entries, index } = await readEntries(context.http, place.dir, { recurse: true, signal });
-  const state = semaphoreState(place.dir, entries);
+async function readForClaim(context: GrantContext, place: SemaphorePlace, limit: number, signal: AbortSignal): Promise<Seen> {
+  const { index, ...state } = await readSemaphore(context.http, place, signal, false);
   if (state.problem !== undefined) throw new LockConflictError(place.key, state.problem);
   if (state.limit !== undefined && state.limit !== limit && state.holders.length > 0) {
     throw new LockConflictError(place.key, `semaphore limit conflict (in use with limit ${state.limit}, asked for ${limit})`);
@@ -208,8 +207,7 @@ export class SlotGrant extends ConsulGrant {
     };
   }
 
-  private async read(signal: AbortSignal): Promise<SemaphoreState> {
-    const { entries } = await readEntries(this.context.http, this.place.dir, { recurse: true, consistent: true, signal });
-    return semaphoreState(this.place.dir, entries);
+  private read(signal: AbortSignal): Promise<SemaphoreState> {
+    return readSemaphore(this.context.http, this.place, signal);
   }
 }

@@ -9,10 +9,10 @@ import {
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { BLOCKING_WAIT_MS } from './constants.js';
+import type { GrantContext } from './grant.js';
 import { isLockEntry, readEntries, readKey } from './kv.js';
-import { LocalTurns, type Turn } from './local-turns.js';
 import { type AcquireSettings, type ConsulWake, tryGrant } from './lock.js';
-import { dequeueOp, entryName, prune, type QueueContext, QueueEntry, type QueueView, queueDir, readQueue } from './queue.js';
+import { dequeueOp, entryName, LocalTurns, prune, QueueEntry, type QueueView, queueDir, readQueue, type Turn } from './queue.js';
 import { sessionTtlFor } from './session.js';
 
 export interface QueueSettings extends AcquireSettings {
@@ -59,7 +59,7 @@ export class WaitQueue {
   private readonly turns = new LocalTurns();
 
   constructor(
-    private readonly context: QueueContext,
+    private readonly context: GrantContext,
     private readonly settings: QueueSettings,
   ) {}
 
