@@ -88,7 +88,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return tryGrant(this.grants, this.options, request, call);
   }
 
-  /** A semaphore slot: Consul's own semaphore protocol (slot-acquire.ts), so `consul lock -n N` shares the slots. */
+  /** A semaphore slot: Consul's own semaphore protocol (semaphore.ts), so `consul lock -n N` shares the slots. */
   tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
     return tryGrantSlot(this.grants, this.options, request, call);
   }

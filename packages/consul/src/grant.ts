@@ -29,7 +29,7 @@ export interface Move {
 }
 
 /**
- * A grant held by a Consul session: a lock (lock-grant.ts) or a semaphore slot (slot-grant.ts). It lives
+ * A grant held by a Consul session: a lock (lock.ts) or a semaphore slot (semaphore.ts). It lives
  * while its session does; it is watched until released or lost, and it alone changes its state. A
  * subclass says how to check, free and move it; it calls watch() once its own fields are set.
  */

@@ -45,8 +45,8 @@ interface Waiter {
 /**
  * Holdfast's wait queue of plain locks, ZooKeeper's way. A waiting acquire's first attempt is the
  * plain acquire transaction, as a `consul lock` waiter's is. Once busy, it queues: the provider's
- * waiters on the key take turns (local-turns.ts); the one whose turn it is writes an entry into the
- * key's queue (queue-place.ts) and blocks on the entry before it alone, so a release wakes one waiter
+ * waiters on the key take turns (queue.ts); the one whose turn it is writes an entry into the
+ * key's queue (queue.ts) and blocks on the entry before it alone, so a release wakes one waiter
  * across all providers, not every one. The head alone watches the lock key and attempts, with the very
  * transaction of tryGrant plus its entry's delete: the lock key's protocol stays the Go client's.
  *
