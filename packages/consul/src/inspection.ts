@@ -6,6 +6,7 @@ import {
   decodeValue,
   isLockEntry,
   type KvEntry,
+  lockConflict,
   lockDelayRefusal,
   lockIdOf,
   readEntries,
@@ -134,9 +135,4 @@ function lockInfoOf(key: string, entry: KvEntry, details: Record<string, unknown
       ...(value ? { lockId: value.lockId } : { value: raw, acquiredAtKnown: false }),
     },
   };
-}
-
-/** A key used otherwise than as a lock (other flags): Go's ErrLockConflict, named by the user's key. */
-export function lockConflict(key: string, entry: KvEntry): LockConflictError {
-  return new LockConflictError(key, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
 }

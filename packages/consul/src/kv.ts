@@ -1,4 +1,4 @@
-import { BackendError } from '@holdfast/core';
+import { BackendError, LockConflictError } from '@holdfast/core';
 import { BLOCKING_WAIT_MS, LOCK_FLAG } from './constants.js';
 import { type ConsulHttp, parseFlagSafe, type Query, stringifyFlagSafe } from './consul-http.js';
 
@@ -62,6 +62,11 @@ export async function readKey(http: ConsulHttp, key: string, consistent = false,
 
 export function isLockEntry(entry: KvEntry): boolean {
   return entry.Flags === LOCK_FLAG;
+}
+
+/** A key used otherwise than as a lock (other flags): Go's ErrLockConflict, named by the user's key. */
+export function lockConflict(key: string, entry: KvEntry): LockConflictError {
+  return new LockConflictError(key, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
 }
 
 export function decodeValue(entry: KvEntry): string {

@@ -1,13 +1,13 @@
 import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import { LOCK_FLAG } from './constants.js';
 import { ConsulGrant, type GrantContext, type Move, unlessAbandoned } from './grant.js';
-import { lockConflict } from './inspection.js';
 import { noSemaphore, semaphoreGuard } from './key-use.js';
 import {
   encodeLockValue,
   failedAt,
   invalidSessionRefusal,
   isLockEntry,
+  lockConflict,
   lockDelayRefusal,
   modifyIndexOf,
   readKey,

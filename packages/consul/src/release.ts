@@ -1,6 +1,5 @@
 import type { ConsulHttp } from './consul-http.js';
-import { lockConflict } from './inspection.js';
-import { isLockEntry, type KvEntry, lockIdOf, readKey, transact } from './kv.js';
+import { isLockEntry, type KvEntry, lockConflict, lockIdOf, readKey, transact } from './kv.js';
 
 /** Compare-and-set rounds before a key that keeps changing is left to its session's fate. */
 const MAX_CAS_ROUNDS = 3;
