@@ -2,8 +2,10 @@
 //   node scripts/slot-cost.mjs [path/to/dist/index.js] [--slice 3000] [--rounds 3]
 // 1. Uncontended, alternating slices: a plain lock's tryAcquire+release vs a slot's (semaphore of 2): ops/s.
 // 2. Contention: 8 workers over 4 providers loop acquire -> hold 5 ms -> release on one semaphore of 2:
-//    slot grants/s, and the most holders ever seen at once (must stay 2).
+//    slot grants/s, the most holders ever seen at once (must stay 2), and the sessions created
+//    (PUT /v1/session/create, counted by a loopback relay in front of the agent).
 
+import { createServer, request } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -19,9 +21,25 @@ const sliceMs = Number(values.slice);
 const rounds = Number(values.rounds);
 
 const consul = await startConsulDev();
+const agent = new URL(consul.httpUrl);
+let sessionCreates = 0;
+const relay = createServer((incoming, answer) => {
+  if (incoming.method === 'PUT' && incoming.url?.startsWith('/v1/session/create')) sessionCreates++;
+  const outgoing = request(
+    { host: agent.hostname, port: agent.port, path: incoming.url, method: incoming.method, headers: incoming.headers },
+    (response) => {
+      answer.writeHead(response.statusCode ?? 502, response.headers);
+      response.pipe(answer);
+    },
+  );
+  outgoing.on('error', () => answer.destroy());
+  incoming.pipe(outgoing);
+});
+await new Promise((listening) => relay.listen(0, '127.0.0.1', listening));
+const relayUrl = `http://127.0.0.1:${relay.address().port}`;
 const providers = [];
 const provider = () => {
-  const created = createConsulProvider({ url: consul.httpUrl, prefix: 'bench', lockDelayMs: 1000 });
+  const created = createConsulProvider({ url: relayUrl, prefix: 'bench', lockDelayMs: 1000 });
   providers.push(created);
   return created;
 };
@@ -55,14 +73,16 @@ try {
     }
   };
   const started = performance.now();
+  const createsBefore = sessionCreates;
   await Promise.all(semaphores.flatMap((semaphore) => [worker(semaphore), worker(semaphore)]));
   const seconds = (performance.now() - started) / 1000;
   console.log(
-    `8 workers in 4 providers on a semaphore of 2: ${Math.round(grants / seconds)} slot grants/s (${grants} in ${seconds.toFixed(1)} s), most holders at once: ${most}`,
+    `8 workers in 4 providers on a semaphore of 2: ${Math.round(grants / seconds)} slot grants/s (${grants} in ${seconds.toFixed(1)} s), most holders at once: ${most}, sessions created: ${sessionCreates - createsBefore}`,
   );
   if (most > 2) process.exitCode = 1;
 } finally {
   await Promise.all(providers.map((created) => created.close()));
+  relay.close();
   await consul.stop();
 }
 

@@ -11,17 +11,16 @@ import {
   sleep,
   type WaitOptions,
 } from '@holdfast/core/backend';
-import { type ConsulWake, tryGrant } from './acquire.js';
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
+import type { GrantContext } from './grant.js';
 import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
+import { type ConsulWake, tryGrant } from './lock.js';
 import type { ResolvedOptions } from './options.js';
-import type { QueueContext } from './queue-entry.js';
 import { forceRelease, releaseAttempt } from './release.js';
-import { semaphorePlace } from './semaphore-record.js';
-import { SessionChoice } from './session-choice.js';
-import { tryGrantSlot } from './slot-acquire.js';
-import { abandonSlot, forceReleaseSlots } from './slot-release.js';
+import { tryGrantSlot } from './semaphore.js';
+import { abandonSlot, forceReleaseSlots, semaphorePlace } from './semaphore-record.js';
+import { Sessions } from './sessions.js';
 import { WaitQueue } from './wait-queue.js';
 import { Watches } from './watches.js';
 
@@ -52,9 +51,9 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
   readonly name = 'consul';
   readonly capabilities: Capabilities;
   private readonly http: ConsulHttp;
-  private readonly sessions: SessionChoice;
+  private readonly sessions: Sessions;
   private readonly watches: Watches;
-  private readonly grants: QueueContext;
+  private readonly grants: GrantContext;
   private readonly queue: WaitQueue;
   private readonly space: LockSpace;
   /** Aborted when close() runs out of time: every background call stops at once. */
@@ -70,7 +69,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     const { address, token, datacenter, callTimeoutMs } = options;
     this.http = new ConsulHttp({ baseUrl: address, token, datacenter, requestTimeoutMs: callTimeoutMs });
     const background = (): AbortSignal => AbortSignal.any([this.stopping.signal, AbortSignal.timeout(callTimeoutMs)]);
-    this.sessions = new SessionChoice(this.http, options, background);
+    this.sessions = new Sessions(this.http, options, background);
     this.watches = new Watches(this.http, options.prefix, { retries: options.monitorRetries, retryMs: options.monitorRetryMs });
     const track = (cleanup: Promise<void>): void => {
       this.cleanups.add(cleanup);
@@ -89,7 +88,7 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return tryGrant(this.grants, this.options, request, call);
   }
 
-  /** A semaphore slot: Consul's own semaphore protocol (slot-acquire.ts), so `consul lock -n N` shares the slots. */
+  /** A semaphore slot: Consul's own semaphore protocol (semaphore.ts), so `consul lock -n N` shares the slots. */
   tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
     return tryGrantSlot(this.grants, this.options, request, call);
   }

@@ -27,7 +27,7 @@ export const BLOCKING_WAIT_MS = 15_000;
 /** KV flags of a semaphore's contender entries and coordination key (0xe0f69a2baa414de0). */
 export const SEMAPHORE_FLAG = '16210313421097356768';
 export const SEMAPHORE_SESSION_NAME = 'Consul API Semaphore';
-/** The session of Holdfast's wait-queue entries (queue-place.ts), which holds no lock. */
+/** The session of Holdfast's wait-queue entries (queue.ts), which holds no lock. */
 export const QUEUE_SESSION_NAME = 'Holdfast wait queue';
 /** The Go semaphore's coordination key under its prefix. */
 export const SEMAPHORE_LOCK_KEY = '.lock';

@@ -1,19 +1,22 @@
 import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
 import { modifyIndexOf, type TxnKvOp, type TxnResult, transact } from './kv.js';
-import type { SessionChoice } from './session-choice.js';
-import { type GrantSession, LapsingSession, sessionTtlFor } from './session-kinds.js';
-import type { SnapshotView } from './snapshot-view.js';
-import type { Monitored } from './watch.js';
+import { sessionTtlFor } from './session.js';
+import { type GrantSession, OwnSession, type Sessions } from './sessions.js';
+import type { Monitored, SnapshotView } from './watch.js';
 import type { Watches } from './watches.js';
 
-/** What every grant of one provider shares. */
+/** What every grant and queue entry of one provider shares. */
 export interface GrantContext {
   readonly http: ConsulHttp;
-  readonly sessions: SessionChoice;
+  readonly sessions: Sessions;
   readonly watches: Watches;
   /** The bound of a clean-up nobody waits for: the call timeout, cut short when close() runs out of time. */
   readonly background: () => AbortSignal;
+  /** Keeps a clean-up nobody waits for until it ends, so that close() can let it finish first. */
+  readonly track: (cleanup: Promise<void>) => void;
+  /** Aborted as close() begins: clean-ups that retry stop retrying. */
+  readonly closing: AbortSignal;
 }
 
 /** Where a grant is: on the server as written, or known gone (lost), or freed by its release. */
@@ -26,7 +29,7 @@ export interface Move {
 }
 
 /**
- * A grant held by a Consul session: a lock (lock-grant.ts) or a semaphore slot (slot-grant.ts). It lives
+ * A grant held by a Consul session: a lock (lock.ts) or a semaphore slot (semaphore.ts). It lives
  * while its session does; it is watched until released or lost, and it alone changes its state. A
  * subclass says how to check, free and move it; it calls watch() once its own fields are set.
  */
@@ -67,7 +70,7 @@ export abstract class ConsulGrant implements BackendGrant, Monitored {
   async extend(ttlMs: number, call: CallContext): Promise<Extension> {
     if (this.state !== 'held') return NOT_HELD;
     const session = this.session;
-    if (!(session instanceof LapsingSession)) return (await this.stillHeld(call.signal)) ? stillHeld(null) : NOT_HELD;
+    if (!(session instanceof OwnSession && session.lapsing)) return (await this.stillHeld(call.signal)) ? stillHeld(null) : NOT_HELD;
     const sentAt = Date.now();
     const wanted = sessionTtlFor(ttlMs);
     if (wanted !== session.ttlMs)
@@ -123,8 +126,8 @@ export abstract class ConsulGrant implements BackendGrant, Monitored {
    * new session in one transaction, conditioned on what was just read. The token stays valid: nobody
    * else held the grant's place in between.
    */
-  private async moveToNewSession(current: LapsingSession, sessionTtlMs: number, signal: AbortSignal): Promise<boolean> {
-    const next = await this.context.sessions.lapsing(sessionTtlMs, signal, current.name);
+  private async moveToNewSession(current: OwnSession, sessionTtlMs: number, signal: AbortSignal): Promise<boolean> {
+    const next = await this.context.sessions.lapsing(sessionTtlMs, current.name, signal);
     let move: Move | string;
     try {
       move = await this.planMove(next, signal);

@@ -1,8 +1,7 @@
 import { type CreateLockProviderOptions, InvalidArgumentError, type LockProvider } from '@holdfast/core';
 import { COMMON_PROVIDER_OPTION_NAMES, createProvider, providerOptions } from '@holdfast/core/backend';
 import { ConsulBackend } from './backend.js';
-import { type ConsulLockOptions, resolveOptions } from './options.js';
-import { optionsFromUrl } from './url-options.js';
+import { type ConsulLockOptions, optionsFromUrl, resolveOptions } from './options.js';
 
 export { CONSUL_CAPABILITIES } from './backend.js';
 export { LOCK_FLAG, LOCK_SESSION_NAME, SEMAPHORE_FLAG } from './constants.js';

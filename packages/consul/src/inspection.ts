@@ -1,10 +1,19 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import { LOCK_FLAG } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
-import { decodeValue, isLockEntry, type KvEntry, lockDelayRefusal, readEntries, readKey, transact } from './kv.js';
-import { decodeLockValue } from './lock-value.js';
-import { lockIdOf } from './ownership.js';
-import { semaphorePlace, semaphoreState } from './semaphore-record.js';
+import {
+  decodeLockValue,
+  decodeValue,
+  isLockEntry,
+  type KvEntry,
+  lockConflict,
+  lockDelayRefusal,
+  lockIdOf,
+  readEntries,
+  readKey,
+  transact,
+} from './kv.js';
+import { readSemaphore, semaphorePlace } from './semaphore-record.js';
 import { type SessionInfo, sessionInfo } from './session.js';
 
 /** Where the provider's locks live: user key "a/b" is Consul key "<prefix>/a/b". */
@@ -67,8 +76,7 @@ export async function listLocks(space: LockSpace, keyPrefix: string, signal: Abo
  */
 export async function slotHolders(space: LockSpace, key: string, signal: AbortSignal): Promise<LockInfo[]> {
   const place = semaphorePlace(space.prefix, key);
-  const { entries } = await readEntries(space.http, place.dir, { recurse: true, consistent: true, signal });
-  const state = semaphoreState(place.dir, entries);
+  const state = await readSemaphore(space.http, place, signal);
   if (state.problem !== undefined) throw new LockConflictError(key, state.problem);
   const holders = await Promise.all(
     state.holders.map(async (session) => {
@@ -127,9 +135,4 @@ function lockInfoOf(key: string, entry: KvEntry, details: Record<string, unknown
       ...(value ? { lockId: value.lockId } : { value: raw, acquiredAtKnown: false }),
     },
   };
-}
-
-/** A key used otherwise than as a lock (other flags): Go's ErrLockConflict, named by the user's key. */
-export function lockConflict(key: string, entry: KvEntry): LockConflictError {
-  return new LockConflictError(key, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
 }

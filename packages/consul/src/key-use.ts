@@ -1,7 +1,7 @@
 import { LockConflictError } from '@holdfast/core';
 import type { ConsulHttp } from './consul-http.js';
-import { isLockEntry, readEntries, readKey, type TxnKvOp } from './kv.js';
-import { type SemaphorePlace, semaphoreState } from './semaphore-record.js';
+import { isLockEntry, readKey, type TxnKvOp } from './kv.js';
+import { readSemaphore, type SemaphorePlace } from './semaphore-record.js';
 
 /*
  * A key is either a lock or a semaphore. Key "k" as a lock is `<prefix>/k`; as a semaphore it is the
@@ -23,8 +23,7 @@ export function noSemaphore(place: SemaphorePlace): TxnKvOp[] {
  * key that is no semaphore's (`consul lock <prefix>/k`, a Holdfast lock on "k/.lock") is another key.
  */
 export async function semaphoreGuard(http: ConsulHttp, place: SemaphorePlace, signal: AbortSignal): Promise<TxnKvOp[]> {
-  const { entries } = await readEntries(http, place.dir, { recurse: true, signal });
-  const state = semaphoreState(place.dir, entries);
+  const state = await readSemaphore(http, place, signal, false);
   if (!state.entry) return noSemaphore(place);
   if (state.problem !== undefined) return [];
   if (state.holders.length > 0) {

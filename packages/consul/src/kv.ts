@@ -1,4 +1,4 @@
-import { BackendError } from '@holdfast/core';
+import { BackendError, LockConflictError } from '@holdfast/core';
 import { BLOCKING_WAIT_MS, LOCK_FLAG } from './constants.js';
 import { type ConsulHttp, parseFlagSafe, type Query, stringifyFlagSafe } from './consul-http.js';
 
@@ -64,6 +64,11 @@ export function isLockEntry(entry: KvEntry): boolean {
   return entry.Flags === LOCK_FLAG;
 }
 
+/** A key used otherwise than as a lock (other flags): Go's ErrLockConflict, named by the user's key. */
+export function lockConflict(key: string, entry: KvEntry): LockConflictError {
+  return new LockConflictError(key, `existing key does not match lock use (flags ${entry.Flags}, lock flag ${LOCK_FLAG})`);
+}
+
 export function decodeValue(entry: KvEntry): string {
   return entry.Value === null ? '' : Buffer.from(entry.Value, 'base64').toString('utf8');
 }
@@ -118,4 +123,36 @@ export function failedAt(result: TxnResult, opIndex: number, count = 1): boolean
 /** Text of a KV value as a transaction or a PUT sends it. */
 export function encodeValue(text: string): string {
   return Buffer.from(text).toString('base64');
+}
+
+/**
+ * What Holdfast stores as the lock key's (or a slot's contender entry's) value, for inspect() and holders(). `consul lock` treats the value as
+ * opaque bytes and only checks Flags, so this stays compatible; foreign holders' values are shown raw.
+ */
+export interface LockValue {
+  readonly holdfast: 1;
+  readonly owner: string;
+  readonly reason?: string;
+  readonly acquiredAt: string;
+  readonly lockId: string;
+  /** A semaphore slot moved to a new session (extend of a lapsing slot): its token, which its rewritten contender entry no longer shows. */
+  readonly token?: string;
+}
+
+export function encodeLockValue(value: Omit<LockValue, 'holdfast'>): string {
+  return Buffer.from(JSON.stringify({ holdfast: 1, ...value })).toString('base64');
+}
+
+export function decodeLockValue(text: string): LockValue | null {
+  try {
+    const parsed = JSON.parse(text) as Partial<LockValue>;
+    return parsed?.holdfast === 1 && typeof parsed.owner === 'string' && typeof parsed.lockId === 'string' ? (parsed as LockValue) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lockId Holdfast wrote into the key's value, if it is a Holdfast value. */
+export function lockIdOf(entry: KvEntry): string | undefined {
+  return decodeLockValue(decodeValue(entry))?.lockId;
 }

@@ -1,10 +1,35 @@
 import type { ConsulHttp } from './consul-http.js';
-import { lockConflict } from './inspection.js';
-import { isLockEntry, readKey, transact } from './kv.js';
-import { type GrantProof, lockIdOf, provesGrant } from './ownership.js';
+import { isLockEntry, type KvEntry, lockConflict, lockIdOf, readKey, transact } from './kv.js';
 
 /** Compare-and-set rounds before a key that keeps changing is left to its session's fate. */
 const MAX_CAS_ROUNDS = 3;
+
+/** What identifies one grant on the server: the key, the session that took it, the ModifyIndex it got, and its lockId. */
+export interface GrantProof {
+  readonly consulKey: string;
+  readonly sessionId: string;
+  /** The key's ModifyIndex as we left it; undefined when unknown (an attempt whose answer never came). */
+  readonly modifyIndex: bigint | undefined;
+  readonly lockId: string;
+}
+
+/**
+ * Whether `entry` is exactly this grant. The session alone proves nothing: the provider's shared
+ * session may hold the same key again for a newer grant. The ModifyIndex (unique per write) or the
+ * grant's lockId in the value tells that grant from a later one.
+ */
+export function provesGrant(entry: KvEntry | null | undefined, grant: GrantProof): boolean {
+  if (!entry || !isLockEntry(entry) || entry.Session !== grant.sessionId) return false;
+  return (grant.modifyIndex !== undefined && BigInt(entry.ModifyIndex) === grant.modifyIndex) || lockIdOf(entry) === grant.lockId;
+}
+
+/** Why `entry` is not (any more) this grant, or undefined while it is. */
+export function whyNotGrant(entry: KvEntry | null | undefined, grant: GrantProof): string | undefined {
+  if (provesGrant(entry, grant)) return undefined;
+  if (!entry) return 'the key was deleted';
+  if (entry.Session === grant.sessionId) return 'the key was taken again or overwritten (a newer grant or write on the same session)';
+  return entry.Session ? 'the key is held by another session' : 'the key was released (session invalidated or released externally)';
+}
 
 /**
  * Frees the key if it still holds exactly this grant, with no lock-delay and nothing left behind:
@@ -15,18 +40,7 @@ const MAX_CAS_ROUNDS = 3;
 export async function releaseExact(http: ConsulHttp, grant: GrantProof, signal: AbortSignal): Promise<boolean> {
   let index = grant.modifyIndex;
   for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
-    if (index !== undefined) {
-      const result = await transact(
-        http,
-        [
-          { Verb: 'check-index', Key: grant.consulKey, Index: Number(index) },
-          { Verb: 'unlock', Key: grant.consulKey, Session: grant.sessionId },
-          { Verb: 'delete', Key: grant.consulKey },
-        ],
-        signal,
-      );
-      if (result.ok) return true;
-    }
+    if (index !== undefined && (await unlockAt(http, grant.consulKey, Number(index), grant.sessionId, signal))) return true;
     // The index moved (or was never known): only the grant's own lockId, under its session, proves it.
     const { entry } = await readKey(http, grant.consulKey, true, signal);
     if (!entry || !provesGrant(entry, { ...grant, modifyIndex: undefined })) return false;
@@ -52,14 +66,15 @@ export async function forceRelease(http: ConsulHttp, key: string, consulKey: str
   if (!entry) return false;
   if (!isLockEntry(entry)) throw lockConflict(key, entry);
   if (!entry.Session) return false;
-  const result = await transact(
-    http,
-    [
-      { Verb: 'check-index', Key: consulKey, Index: entry.ModifyIndex },
-      { Verb: 'unlock', Key: consulKey, Session: entry.Session },
-      { Verb: 'delete', Key: consulKey },
-    ],
-    signal,
-  );
-  return result.ok;
+  return unlockAt(http, consulKey, entry.ModifyIndex, entry.Session, signal);
+}
+
+/** `[check-index, unlock, delete]`: frees the key held by `session` if it is still at `index`; no lock-delay. */
+async function unlockAt(http: ConsulHttp, consulKey: string, index: number, session: string, signal: AbortSignal): Promise<boolean> {
+  const ops = [
+    { Verb: 'check-index', Key: consulKey, Index: index },
+    { Verb: 'unlock', Key: consulKey, Session: session },
+    { Verb: 'delete', Key: consulKey },
+  ] as const;
+  return (await transact(http, ops, signal)).ok;
 }

@@ -1,5 +1,7 @@
 import { SEMAPHORE_FLAG, SEMAPHORE_LOCK_KEY } from './constants.js';
-import { decodeValue, encodeValue, type KvEntry } from './kv.js';
+import type { ConsulHttp } from './consul-http.js';
+import { decodeValue, encodeValue, type KvEntry, lockIdOf, readEntries, type TxnKvOp, transact } from './kv.js';
+import { destroySession } from './session.js';
 
 /*
  * The Go client's semaphore (api/semaphore.go, `consul lock -n N <prefix>`): under `<prefix>/`, one
@@ -104,4 +106,69 @@ export function whyNotHolder(state: SemaphoreState, session: string): string | u
   if (state.problem !== undefined) return `the semaphore's coordination key was taken over: ${state.problem}`;
   if (state.recorded.includes(session)) return 'its session no longer holds its contender entry (session invalidated or destroyed)';
   return "it is no longer among the semaphore's holders (force-released, or pruned as dead)";
+}
+
+/**
+ * Go's Semaphore.Release: `session` leaves the holders by check-and-set (read again while others
+ * change the record, as Go does; bounded by `signal`) and its contender entry is deleted, in one
+ * transaction. The last live holder to leave deletes the record (Go's Destroy), so that an unused
+ * semaphore leaves nothing behind and its limit may change. False if `session` was no longer a holder.
+ */
+export async function leaveSemaphore(http: ConsulHttp, place: SemaphorePlace, session: string, signal: AbortSignal): Promise<boolean> {
+  const dropContender: TxnKvOp = { Verb: 'delete', Key: contenderKey(place.dir, session) };
+  for (;;) {
+    const state = await readSemaphore(http, place, signal);
+    if (!state.entry || state.problem !== undefined || !state.recorded.includes(session)) {
+      await transact(http, [dropContender], signal);
+      return false;
+    }
+    const rest = state.holders.filter((holder) => holder !== session);
+    const result = await transact(http, [recordWithout(place, state, rest), dropContender], signal);
+    if (result.ok) return true;
+  }
+}
+
+/**
+ * An operator's release of every slot: the record goes (check-and-set against the record read), so
+ * every holder, Holdfast's or Go's, finds itself no longer among the holders at its monitor's next
+ * read. Contender entries stay with their sessions: a waiting Go contender still needs its own.
+ */
+export async function forceReleaseSlots(http: ConsulHttp, place: SemaphorePlace, signal: AbortSignal): Promise<boolean> {
+  for (;;) {
+    const state = await readSemaphore(http, place, signal);
+    if (!state.entry || state.problem !== undefined) return false;
+    const result = await transact(http, [recordWithout(place, state, [])], signal);
+    if (result.ok) return state.holders.length > 0;
+  }
+}
+
+/**
+ * abandon() of a slot attempt whose answer never came: if its contender entry (found by the
+ * attempt's lockId) landed, that session leaves the holders and is destroyed.
+ */
+export async function abandonSlot(http: ConsulHttp, place: SemaphorePlace, lockId: string, signal: AbortSignal): Promise<void> {
+  const state = await readSemaphore(http, place, signal);
+  for (const [session, entry] of state.bySession) {
+    if (lockIdOf(entry) !== lockId) continue;
+    await leaveSemaphore(http, place, session, signal);
+    await destroySession(http, session, signal);
+  }
+}
+
+/** One read of the semaphore's directory (linearizable unless `consistent` is false), and its X-Consul-Index. */
+export async function readSemaphore(
+  http: ConsulHttp,
+  place: SemaphorePlace,
+  signal: AbortSignal,
+  consistent = true,
+): Promise<SemaphoreState & { readonly index: bigint }> {
+  const { entries, index } = await readEntries(http, place.dir, { recurse: true, consistent, signal });
+  return { ...semaphoreState(place.dir, entries), index };
+}
+
+/** The record with only `holders` left, by check-and-set; deleted when none is left. */
+function recordWithout(place: SemaphorePlace, state: SemaphoreState, holders: readonly string[]): TxnKvOp {
+  const Index = state.entry!.ModifyIndex;
+  if (holders.length === 0) return { Verb: 'delete-cas', Key: place.coordinationKey, Index };
+  return { Verb: 'cas', Key: place.coordinationKey, Index, Flags: SEMAPHORE_FLAG, Value: encodeRecord(state.limit!, holders) };
 }

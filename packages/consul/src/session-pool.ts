@@ -2,15 +2,16 @@ import { ProviderClosedError } from '@holdfast/core';
 import { sleep, untilAborted } from '@holdfast/core/backend';
 import type { ConsulHttp } from './consul-http.js';
 import { createSession, destroySession, RenewedSession } from './session.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
 
 const DROP_RETRY_FIRST_MS = 50;
 const DROP_RETRY_MAX_MS = 1000;
 
-/** A grant (or an attempt) on a shared session: told when the session is gone. */
-export interface SessionUser {
-  readonly id: string;
-  onSessionExpired(detail: string, cause?: unknown): void;
+/** One live shared session: its renewal, who uses it, and whether it still takes new users. */
+interface Shared {
+  readonly renewed: RenewedSession;
+  readonly users: Set<SharedUse>;
+  retired: boolean;
 }
 
 /**
@@ -22,11 +23,9 @@ export interface SessionUser {
  * lands late is not kept alive by the renewals of a session everyone else still uses.
  */
 export class SharedSessions {
-  /** The session new users get, per session TTL; `session` is set once the create succeeded. */
-  private readonly byTtl = new Map<number, { promise: Promise<RenewedSession>; session?: RenewedSession }>();
-  private readonly live = new Map<string, RenewedSession>();
-  private readonly users = new Map<string, Set<SessionUser>>();
-  private readonly retired = new Set<string>();
+  /** The session new users get, per session TTL; `id` is set once the create succeeded. */
+  private readonly byTtl = new Map<number, { promise: Promise<RenewedSession>; id?: string }>();
+  private readonly live = new Map<string, Shared>();
   /** Dropped sessions whose destroy is still being retried: close() gives each one last try. */
   private readonly dropping = new Map<string, Promise<void>>();
   private closed = false;
@@ -48,10 +47,10 @@ export class SharedSessions {
     if (this.closed) return Promise.reject(new ProviderClosedError('consul'));
     let current = this.byTtl.get(sessionTtlMs);
     if (!current) {
-      const slot: { promise: Promise<RenewedSession>; session?: RenewedSession } = { promise: this.create(sessionTtlMs) };
+      const slot: { promise: Promise<RenewedSession>; id?: string } = { promise: this.create(sessionTtlMs) };
       this.byTtl.set(sessionTtlMs, (current = slot));
       slot.promise.then(
-        (session) => (slot.session = session),
+        (session) => (slot.id = session.id),
         // A failed create must not be cached: the next acquire tries again.
         () => this.byTtl.get(sessionTtlMs) === slot && this.byTtl.delete(sessionTtlMs),
       );
@@ -61,23 +60,33 @@ export class SharedSessions {
 
   /** A new user of the live shared session for this session TTL. */
   async use(sessionTtlMs: number, signal: AbortSignal): Promise<GrantSession> {
-    return new SharedUse(this, (await this.get(sessionTtlMs, signal)).id, sessionTtlMs);
+    const session = await this.get(sessionTtlMs, signal);
+    const user = new SharedUse(this, session.id, sessionTtlMs);
+    // Counted from the attempt on: a retired session is not destroyed under a lock write on its way.
+    this.live.get(session.id)?.users.add(user);
+    return user;
   }
 
   /** Forget a session Consul says is gone, so the next acquire creates a fresh one. */
   discard(id: string): void {
     this.unlist(id);
-    void this.live.get(id)?.stop({ destroy: false });
+    void this.live.get(id)?.renewed.stop({ destroy: false });
     this.live.delete(id);
-    this.retired.delete(id);
   }
 
   /** No new users for this session; destroyed once the last one leaves. */
   retire(id: string): void {
-    if (!this.live.has(id)) return;
+    const shared = this.live.get(id);
+    if (!shared) return;
     this.unlist(id);
-    this.retired.add(id);
+    shared.retired = true;
     this.destroyIfUnused(id);
+  }
+
+  /** The user gave the session back: a retired session goes with its last user. */
+  leave(user: SharedUse): void {
+    this.live.get(user.id)?.users.delete(user);
+    this.destroyIfUnused(user.id);
   }
 
   /**
@@ -86,27 +95,12 @@ export class SharedSessions {
    * the unrenewed session by then anyway). Its users are not told: only queue entries use it this way.
    */
   drop(id: string): void {
-    const session = this.live.get(id);
-    if (!session || this.closed) return;
+    const shared = this.live.get(id);
+    if (!shared || this.closed) return;
     this.unlist(id);
     this.live.delete(id);
-    this.retired.delete(id);
-    this.users.delete(id);
-    const done = this.destroyUntilConfirmed(session).finally(() => this.dropping.delete(id));
+    const done = this.destroyUntilConfirmed(shared.renewed).finally(() => this.dropping.delete(id));
     this.dropping.set(id, done);
-  }
-
-  attach(user: SessionUser): void {
-    let set = this.users.get(user.id);
-    if (!set) this.users.set(user.id, (set = new Set()));
-    set.add(user);
-  }
-
-  detach(user: SessionUser): void {
-    const set = this.users.get(user.id);
-    set?.delete(user);
-    if (set?.size === 0) this.users.delete(user.id);
-    this.destroyIfUnused(user.id);
   }
 
   /** Destroys every session (each destroy bounded by `signal`). */
@@ -115,7 +109,7 @@ export class SharedSessions {
     this.closing.abort();
     await Promise.allSettled([...this.byTtl.values()].map((slot) => slot.promise));
     this.byTtl.clear();
-    const sessions = [...this.live.values()];
+    const sessions = [...this.live.values()].map((shared) => shared.renewed);
     this.live.clear();
     const dropped = [...this.dropping.keys()];
     await Promise.all([
@@ -140,16 +134,14 @@ export class SharedSessions {
   }
 
   private unlist(id: string): void {
-    for (const [ttl, slot] of this.byTtl) if (slot.session?.id === id) this.byTtl.delete(ttl);
+    for (const [ttl, slot] of this.byTtl) if (slot.id === id) this.byTtl.delete(ttl);
   }
 
   private destroyIfUnused(id: string): void {
-    if (!this.retired.has(id) || (this.users.get(id)?.size ?? 0) > 0) return;
-    const session = this.live.get(id);
-    this.retired.delete(id);
+    const shared = this.live.get(id);
+    if (!shared?.retired || shared.users.size > 0) return;
     this.live.delete(id);
-    this.users.delete(id);
-    void session?.stop({ destroy: true });
+    void shared.renewed.stop({ destroy: true });
   }
 
   private create(sessionTtlMs: number): Promise<RenewedSession> {
@@ -160,51 +152,42 @@ export class SharedSessions {
         { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs, name: this.sessionName },
         AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]),
       );
-      const session = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
+      const renewed = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
+        const users = this.live.get(id)?.users ?? [];
         this.discard(id);
         void destroySession(this.http, id, AbortSignal.timeout(this.callTimeoutMs)).catch(() => undefined);
-        const users = this.users.get(id);
-        this.users.delete(id);
-        for (const user of users ?? []) user.onSessionExpired(detail, cause);
+        for (const user of users) user.onExpired?.(detail, cause);
       });
       if (this.closed) {
-        void session.stop({ destroy: true });
+        void renewed.stop({ destroy: true });
         throw new ProviderClosedError('consul');
       }
-      this.live.set(id, session);
-      return session;
+      this.live.set(id, { renewed, users: new Set(), retired: false });
+      return renewed;
     })();
   }
 }
 
 /** One user of the provider's shared session; the attempt's user becomes its grant's. */
-class SharedUse implements GrantSession, SessionUser {
-  readonly kind = 'shared';
+class SharedUse implements GrantSession {
   onExpired: GrantSession['onExpired'];
 
   constructor(
     private readonly pool: SharedSessions,
     readonly id: string,
     readonly ttlMs: number,
-  ) {
-    // Counted from the attempt on: a retired session is not destroyed under a lock write on its way.
-    pool.attach(this);
-  }
-
-  onSessionExpired(detail: string, cause?: unknown): void {
-    this.onExpired?.(detail, cause);
-  }
+  ) {}
 
   stopRenewing(): void {}
 
   async leave(): Promise<void> {
-    this.pool.detach(this);
+    this.pool.leave(this);
   }
 
   /** New acquires get a new session; this one is destroyed (no longer renewed) once its last user leaves. */
   disown(): void {
     this.pool.retire(this.id);
-    this.pool.detach(this);
+    this.pool.leave(this);
   }
 
   discard(): void {

@@ -1,10 +1,24 @@
 import { parseDuration } from '@holdfast/core';
 import { sleep } from '@holdfast/core/backend';
-import { LOCK_SESSION_NAME, RENEW_RETRY_MS } from './constants.js';
+import { LOCK_SESSION_NAME, MIN_SESSION_TTL_MS, RENEW_RETRY_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { type ConsulHttp, ConsulHttpError } from './consul-http.js';
+
+/*
+ * Consul's session API, as the Go client's api/session.go has it: create, renew, destroy, info, and
+ * RenewPeriodic (RenewedSession). Which grant gets which session is sessions.ts's business.
+ */
 
 /** Pause between session creates refused because the agent's node is not registered yet. */
 const NODE_REGISTRATION_RETRY_MS = 100;
+
+/**
+ * Consul invalidates a session 2 x TTL after its last renewal, never sooner. A lease of `ttlMs`
+ * therefore gets a session TTL of ttlMs / 2 (at least Consul's 10 s minimum): others can take the
+ * key about `ttlMs` after the holder went silent (20 s for leases under 20 s), plus the lock-delay.
+ */
+export function sessionTtlFor(leaseMs: number): number {
+  return Math.max(MIN_SESSION_TTL_MS, Math.ceil(leaseMs / SESSION_TTL_MULTIPLIER));
+}
 
 export interface SessionSpec {
   readonly ttlMs: number;

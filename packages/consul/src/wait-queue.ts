@@ -8,13 +8,12 @@ import {
   type QueuePlace,
   type WaitOptions,
 } from '@holdfast/core/backend';
-import { type AcquireSettings, type ConsulWake, tryGrant } from './acquire.js';
 import { BLOCKING_WAIT_MS } from './constants.js';
+import type { GrantContext } from './grant.js';
 import { isLockEntry, readEntries, readKey } from './kv.js';
-import { LocalTurns, type Turn } from './local-turns.js';
-import { type QueueContext, QueueEntry } from './queue-entry.js';
-import { dequeueOp, entryName, prune, type QueueView, queueDir, readQueue } from './queue-place.js';
-import { sessionTtlFor } from './session-kinds.js';
+import { type AcquireSettings, type ConsulWake, tryGrant } from './lock.js';
+import { dequeueOp, entryName, LocalTurns, prune, QueueEntry, type QueueView, queueDir, readQueue, type Turn } from './queue.js';
+import { sessionTtlFor } from './session.js';
 
 export interface QueueSettings extends AcquireSettings {
   readonly callTimeoutMs: number;
@@ -46,8 +45,8 @@ interface Waiter {
 /**
  * Holdfast's wait queue of plain locks, ZooKeeper's way. A waiting acquire's first attempt is the
  * plain acquire transaction, as a `consul lock` waiter's is. Once busy, it queues: the provider's
- * waiters on the key take turns (local-turns.ts); the one whose turn it is writes an entry into the
- * key's queue (queue-place.ts) and blocks on the entry before it alone, so a release wakes one waiter
+ * waiters on the key take turns (queue.ts); the one whose turn it is writes an entry into the
+ * key's queue (queue.ts) and blocks on the entry before it alone, so a release wakes one waiter
  * across all providers, not every one. The head alone watches the lock key and attempts, with the very
  * transaction of tryGrant plus its entry's delete: the lock key's protocol stays the Go client's.
  *
@@ -60,7 +59,7 @@ export class WaitQueue {
   private readonly turns = new LocalTurns();
 
   constructor(
-    private readonly context: QueueContext,
+    private readonly context: GrantContext,
     private readonly settings: QueueSettings,
   ) {}
 

@@ -7,8 +7,7 @@ import { SEMAPHORE_SESSION_NAME } from '../src/constants.js';
 import { ConsulHttp } from '../src/consul-http.js';
 import { createConsulProvider } from '../src/index.js';
 import { createSession } from '../src/session.js';
-import { OwnRenewedSession } from '../src/session-kinds.js';
-import { SpareSessions } from '../src/spare-sessions.js';
+import { OwnSession, SpareSessions } from '../src/sessions.js';
 
 const consul = await useBackend('consul');
 const CALL_MS = 5000;
@@ -32,10 +31,11 @@ describe.skipIf(!consul.url)('spare slot sessions: reused by the next attempt, n
     const lockDelayMs = 1_000 + Math.floor(Math.random() * 1000);
     const http = new ConsulHttp({ baseUrl: url });
     https.push(http);
-    const make = async (ttlMs: number): Promise<OwnRenewedSession> => {
+    const make = async (ttlMs: number): Promise<OwnSession> => {
       const spec = { ttlMs, lockDelayMs, behavior: 'delete', name: SEMAPHORE_SESSION_NAME } as const;
       const id = await within(createSession(http, spec, AbortSignal.timeout(CALL_MS)), CALL_MS, 'session create answers');
-      return new OwnRenewedSession(http, id, ttlMs, Date.now(), CALL_MS, () => AbortSignal.timeout(CALL_MS));
+      const renewal = { createdAt: Date.now(), callTimeoutMs: CALL_MS };
+      return new OwnSession(http, id, ttlMs, SEMAPHORE_SESSION_NAME, renewal, () => AbortSignal.timeout(CALL_MS));
     };
     const spares = new SpareSessions();
     const [first, second] = [await make(10_000), await make(12_000)];

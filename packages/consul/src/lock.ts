@@ -1,13 +1,23 @@
 import { busy, type CallContext, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import { LOCK_FLAG } from './constants.js';
-import { type GrantContext, unlessAbandoned } from './grant.js';
-import { lockConflict } from './inspection.js';
+import { ConsulGrant, type GrantContext, type Move, unlessAbandoned } from './grant.js';
 import { noSemaphore, semaphoreGuard } from './key-use.js';
-import { failedAt, invalidSessionRefusal, isLockEntry, lockDelayRefusal, modifyIndexOf, readKey, type TxnKvOp, transact } from './kv.js';
-import { LockGrant } from './lock-grant.js';
-import { encodeLockValue } from './lock-value.js';
+import {
+  encodeLockValue,
+  failedAt,
+  invalidSessionRefusal,
+  isLockEntry,
+  lockConflict,
+  lockDelayRefusal,
+  modifyIndexOf,
+  readKey,
+  type TxnKvOp,
+  transact,
+} from './kv.js';
+import { releaseExact, whyNotGrant } from './release.js';
 import { type SemaphorePlace, semaphorePlace } from './semaphore-record.js';
-import type { GrantSession } from './session-kinds.js';
+import type { GrantSession } from './sessions.js';
+import type { SnapshotView } from './watch.js';
 
 /** What a busy answer tells the wait that follows it: the index to block from, or when a lock-delay ends. */
 export interface ConsulWake {
@@ -33,7 +43,7 @@ type Answer = { kind: 'granted'; token: bigint } | { kind: 'busy'; since: bigint
  * One acquire attempt: the Go client's Lock() (api/lock.go), made atomic and without its waiting,
  * which is core's (the waits use the busy answer's ConsulWake).
  *
- * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (session-kinds.ts).
+ * 1. Take a session: the provider's shared one, the lock's own, or a lapsing one (sessions.ts).
  * 2. Lock `<prefix>/<key>` in a transaction `[check-not-exists, guard, lock]`: released keys are
  *    deleted, so a free key is usually absent and this is the only round trip. The guard keeps the key
  *    from being a lock while it is a semaphore with holders (key-use.ts).
@@ -64,7 +74,7 @@ export async function tryGrant(
     lockId: request.lockId,
   });
   for (let sessionTries = 0; ; sessionTries++) {
-    const session = await context.sessions.forAttempt(request, call.signal);
+    const session = await context.sessions.forLock(request, call.signal);
     const lockWrite = { unanswered: false };
     let answer: Answer;
     try {
@@ -138,4 +148,58 @@ function grantOf(
   const expiresAt = request.autoRenew ? null : new Date(Date.now() + request.ttlMs);
   const grant = new LockGrant(context, consulKey, request.lockId, session, token, acquiredAt, expiresAt, request.onLost);
   return unlessAbandoned(grant, context, call);
+}
+
+/**
+ * One lock this provider holds on `<prefix>/<key>`: the session that holds it and the ModifyIndex of
+ * its write (the fencing token, which is also how a release tells this grant from a later one of the
+ * same session).
+ */
+export class LockGrant extends ConsulGrant {
+  constructor(
+    context: GrantContext,
+    readonly consulKey: string,
+    readonly lockId: string,
+    session: GrantSession,
+    token: bigint,
+    acquiredAt: Date,
+    expiresAt: Date | null,
+    reportLost: (detail: string, cause?: unknown) => void,
+  ) {
+    super(context, session, token, acquiredAt, expiresAt, reportLost, token);
+    this.watch();
+  }
+
+  get watchKey(): string {
+    return this.consulKey;
+  }
+
+  lossIn(view: SnapshotView): string | undefined {
+    return whyNotGrant(view.entry(this.consulKey), this);
+  }
+
+  protected async check(signal: AbortSignal): Promise<string | undefined> {
+    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
+    return whyNotGrant(entry, this);
+  }
+
+  protected free(signal: AbortSignal): Promise<boolean> {
+    return releaseExact(this.context.http, this, signal);
+  }
+
+  /** `check-index` + `unlock` + `lock` in one transaction: sets no lock-delay, and nobody can take the key in between. */
+  protected async planMove(next: GrantSession, signal: AbortSignal): Promise<Move | string> {
+    const { entry } = await readKey(this.context.http, this.consulKey, true, signal);
+    const loss = whyNotGrant(entry, this);
+    if (loss !== undefined || !entry) return loss ?? 'the key was deleted';
+    const value = entry.Value ?? '';
+    return {
+      ops: [
+        { Verb: 'check-index', Key: this.consulKey, Index: entry.ModifyIndex },
+        { Verb: 'unlock', Key: this.consulKey, Session: this.session.id, Flags: LOCK_FLAG, Value: value },
+        { Verb: 'lock', Key: this.consulKey, Session: next.id, Flags: LOCK_FLAG, Value: value },
+      ],
+      indexKey: this.consulKey,
+    };
+  }
 }

@@ -1,21 +1,34 @@
 import { BackendError, LockConflictError } from '@holdfast/core';
 import { busy, type CallContext, type GrantOutcome, granted, type SlotRequest } from '@holdfast/core/backend';
-import type { AcquireSettings, ConsulWake } from './acquire.js';
 import { SEMAPHORE_FLAG } from './constants.js';
-import { type GrantContext, unlessAbandoned } from './grant.js';
+import { ConsulGrant, type GrantContext, type Move, unlessAbandoned } from './grant.js';
 import { lockGuard, noLock } from './key-use.js';
-import { failedAt, invalidSessionRefusal, lockDelayRefusal, modifyIndexOf, readEntries, type TxnKvOp, transact } from './kv.js';
-import { encodeLockValue } from './lock-value.js';
+import {
+  decodeLockValue,
+  decodeValue,
+  encodeLockValue,
+  failedAt,
+  invalidSessionRefusal,
+  lockDelayRefusal,
+  modifyIndexOf,
+  type TxnKvOp,
+  transact,
+} from './kv.js';
+import type { AcquireSettings, ConsulWake } from './lock.js';
 import {
   contenderKey,
   encodeRecord,
+  leaveSemaphore,
+  readSemaphore,
   roomIn,
   type SemaphorePlace,
   type SemaphoreState,
   semaphorePlace,
   semaphoreState,
+  whyNotHolder,
 } from './semaphore-record.js';
-import { SlotGrant } from './slot-grant.js';
+import type { GrantSession } from './sessions.js';
+import type { SnapshotView } from './watch.js';
 
 /** Check-and-set rounds lost to other contenders (each one means another made progress) before the attempt is called busy. */
 const MAX_CLAIM_ROUNDS = 5;
@@ -35,7 +48,7 @@ interface Seen {
  *    limit mismatch too). Holders whose session holds no entry there are dead and pruned. No free
  *    slot: busy, and no session was made for nothing.
  * 2. Take the slot's own session (behaviour delete; renewed unless autoRenew is false): a spare
- *    left by an attempt of this provider that lost its race (spare-sessions.ts), or a new one.
+ *    left by an attempt of this provider that lost its race (sessions.ts), or a new one.
  * 3. One transaction: acquire the contender entry `<dir>/<session>` with that session, guard against
  *    a plain lock of the key (key-use.ts), and check-and-set the record with this session among the
  *    live holders. All writes of a transaction get its Raft index: the record's new ModifyIndex is the
@@ -52,7 +65,7 @@ export async function tryGrantSlot(
   call: CallContext,
 ): Promise<GrantOutcome<ConsulWake>> {
   const place = semaphorePlace(settings.prefix, request.key);
-  let seen = await readSemaphore(context, place, request.limit, call.signal);
+  let seen = await readForClaim(context, place, request.limit, call.signal);
   if (roomIn(seen.state) === 0) return busy({ index: seen.index, slots: true });
   let session = await context.sessions.forSlot(request, call.signal);
   let freshSession = false;
@@ -89,7 +102,7 @@ export async function tryGrantSlot(
         continue;
       }
       if (failedAt(result, 1, guard.length)) guard = await lockGuard(context.http, place, session.id, call.signal);
-      if (failedAt(result, ops.length - 1)) seen = await readSemaphore(context, place, request.limit, call.signal);
+      if (failedAt(result, ops.length - 1)) seen = await readForClaim(context, place, request.limit, call.signal);
       if (roomIn(seen.state) === 0 || round >= MAX_CLAIM_ROUNDS) {
         context.sessions.spare(session);
         return busy({ index: seen.index, slots: true });
@@ -103,9 +116,8 @@ export async function tryGrantSlot(
   }
 }
 
-async function readSemaphore(context: GrantContext, place: SemaphorePlace, limit: number, signal: AbortSignal): Promise<Seen> {
-  const { entries, index } = await readEntries(context.http, place.dir, { recurse: true, signal });
-  const state = semaphoreState(place.dir, entries);
+async function readForClaim(context: GrantContext, place: SemaphorePlace, limit: number, signal: AbortSignal): Promise<Seen> {
+  const { index, ...state } = await readSemaphore(context.http, place, signal, false);
   if (state.problem !== undefined) throw new LockConflictError(place.key, state.problem);
   if (state.limit !== undefined && state.limit !== limit && state.holders.length > 0) {
     throw new LockConflictError(place.key, `semaphore limit conflict (in use with limit ${state.limit}, asked for ${limit})`);
@@ -129,4 +141,73 @@ function claimOps(
     // Index 0: only if there is no record yet.
     { Verb: 'cas', Key: place.coordinationKey, Index: state.entry?.ModifyIndex ?? 0, Flags: SEMAPHORE_FLAG, Value: record },
   ];
+}
+
+/**
+ * One slot of a semaphore this provider holds: its own session, named among the coordination
+ * record's holders and holding its contender entry `<dir>/<session>`. Held while both are true, as
+ * Go's monitorLock decides; watched on the semaphore's directory.
+ */
+export class SlotGrant extends ConsulGrant {
+  constructor(
+    context: GrantContext,
+    private readonly place: SemaphorePlace,
+    session: GrantSession,
+    token: bigint,
+    acquiredAt: Date,
+    expiresAt: Date | null,
+    reportLost: (detail: string, cause?: unknown) => void,
+  ) {
+    super(context, session, token, acquiredAt, expiresAt, reportLost, token);
+    this.watch();
+  }
+
+  get watchKey(): string {
+    return this.place.dir;
+  }
+
+  lossIn(view: SnapshotView): string | undefined {
+    return whyNotHolder(semaphoreState(this.place.dir, view.under(this.place.dir)), this.session.id);
+  }
+
+  protected async check(signal: AbortSignal): Promise<string | undefined> {
+    return whyNotHolder(await this.read(signal), this.session.id);
+  }
+
+  protected free(signal: AbortSignal): Promise<boolean> {
+    return leaveSemaphore(this.context.http, this.place, this.session.id, signal);
+  }
+
+  /**
+   * Holders are named by session, so the slot moves whole: the new session's contender entry (carrying
+   * the token, which its new ModifyIndex no longer shows), the record with the new session in place of
+   * the old by check-and-set, and the old contender entry deleted, in one transaction.
+   */
+  protected async planMove(next: GrantSession, signal: AbortSignal): Promise<Move | string> {
+    const state = await this.read(signal);
+    const loss = whyNotHolder(state, this.session.id);
+    if (loss !== undefined) return loss;
+    const contender = state.bySession.get(this.session.id)!;
+    const value = decodeLockValue(decodeValue(contender));
+    const moved = value ? encodeLockValue({ ...value, token: this.token.toString() }) : (contender.Value ?? '');
+    const holders = state.holders.map((holder) => (holder === this.session.id ? next.id : holder));
+    return {
+      ops: [
+        { Verb: 'lock', Key: contenderKey(this.place.dir, next.id), Session: next.id, Flags: SEMAPHORE_FLAG, Value: moved },
+        {
+          Verb: 'cas',
+          Key: this.place.coordinationKey,
+          Index: state.entry!.ModifyIndex,
+          Flags: SEMAPHORE_FLAG,
+          Value: encodeRecord(state.limit!, holders),
+        },
+        { Verb: 'delete', Key: contender.Key },
+      ],
+      indexKey: this.place.coordinationKey,
+    };
+  }
+
+  private read(signal: AbortSignal): Promise<SemaphoreState> {
+    return readSemaphore(this.context.http, this.place, signal);
+  }
 }
