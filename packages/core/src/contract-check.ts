@@ -140,6 +140,13 @@ export const ANSWER_CHECKS = {
   forceRelease: { method: 'forceRelease', breach: booleanBreach },
 } as const satisfies Record<string, AnswerCheck>;
 
+/** Call bounds that only check the answer, for calls bounded by the per-call timeout alone: built once, not per call. */
+export const CHECK_ONLY = {
+  extend: { check: ANSWER_CHECKS.extend },
+  release: { check: ANSWER_CHECKS.release },
+  isHeld: { check: ANSWER_CHECKS.isHeld },
+} as const;
+
 /** createProvider's check of the backend itself: a wrong one is reported when the provider is built, not at first use. */
 export function checkBackend(backend: unknown): void {
   const broken = backendBreach(backend);

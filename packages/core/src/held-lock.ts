@@ -1,15 +1,11 @@
 import type { BackendGrant, Extension, GrantRequest } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
-import { ANSWER_CHECKS } from './contract-check.js';
+import { ANSWER_CHECKS, CHECK_ONLY } from './contract-check.js';
 import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
 import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock, LockInfo } from './types.js';
-
-const EXTEND_BOUNDS = { check: ANSWER_CHECKS.extend };
-const RELEASE_BOUNDS = { check: ANSWER_CHECKS.release };
-const IS_HELD_BOUNDS = { check: ANSWER_CHECKS.isHeld };
 
 import { effectiveTtl, type TtlPolicy } from './validation.js';
 
@@ -101,7 +97,7 @@ export class HeldLock implements Lock, ScheduledTask {
     this.assertHeld();
     const ttl = ttlMs === undefined ? this.ttlMs : effectiveTtl(ttlMs, this.backend.capabilities, this.context.ttlPolicy);
     const started = Date.now();
-    const result = await this.context.caller.run('extend', (call) => this.grant.extend(ttl, call), EXTEND_BOUNDS);
+    const result = await this.context.caller.run('extend', (call) => this.grant.extend(ttl, call), CHECK_ONLY.extend);
     if (!result.held) {
       this.markLost('the backend no longer has it for this holder');
       throw new LockLostError(this.key, 'the backend no longer has it for this holder');
@@ -122,7 +118,7 @@ export class HeldLock implements Lock, ScheduledTask {
   /** release() for close(): gives up waiting for the backend at `deadline`. */
   async releaseBefore(deadline: number | undefined): Promise<void> {
     if (this.state === 'released') return;
-    const bounds = deadline === undefined ? RELEASE_BOUNDS : { deadline, check: ANSWER_CHECKS.release };
+    const bounds = deadline === undefined ? CHECK_ONLY.release : { deadline, check: ANSWER_CHECKS.release };
     if (this.state === 'lost') {
       // The loss may have been declared out of caution while the record still exists: free it if
       // it is still ours (the backend checks ownership), so others need not wait for it to expire.
@@ -151,7 +147,7 @@ export class HeldLock implements Lock, ScheduledTask {
 
   async isHeld(): Promise<boolean> {
     if (this.state !== 'held') return false;
-    const held = await this.context.caller.run('isHeld', (call) => this.grant.isHeld(call), IS_HELD_BOUNDS);
+    const held = await this.context.caller.run('isHeld', (call) => this.grant.isHeld(call), CHECK_ONLY.isHeld);
     if (!held) this.markLost('the backend no longer has it for this holder');
     return held && this.state === 'held';
   }
