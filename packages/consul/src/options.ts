@@ -44,8 +44,8 @@ export interface ResolvedOptions {
   readonly callTimeoutMs: number;
 }
 
-const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
-  'url',
+/** The adapter's own settings: what `options.adapter` may carry beside a URL (a token kept out of logs, for one). */
+const ADAPTER_KEYS: readonly Setting[] = [
   'prefix',
   'token',
   'datacenter',
@@ -54,8 +54,9 @@ const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = [
   'monitorRetries',
   'monitorRetryMs',
   'sessionMode',
-  ...COMMON_PROVIDER_OPTION_NAMES,
 ];
+/** Everything createConsulProvider takes: the URL, the adapter's settings and core's own options. */
+const OPTION_NAMES: readonly (keyof ConsulLockOptions)[] = ['url', ...ADAPTER_KEYS, ...COMMON_PROVIDER_OPTION_NAMES];
 
 /** Old names, refused by name so that a setting is never silently ignored. */
 const RENAMED: Readonly<Record<string, string>> = { address: 'url' };
@@ -148,18 +149,6 @@ const PARAMETERS: Record<string, { option: Setting; parse: (text: string, name: 
   callTimeout: { option: 'callTimeoutMs', parse: parseDuration },
   closeTimeout: { option: 'closeTimeoutMs', parse: parseDuration },
 };
-
-/** `options.adapter` keys a URL cannot carry conveniently (a token kept out of logs, for one). */
-const ADAPTER_KEYS: readonly Setting[] = [
-  'prefix',
-  'token',
-  'datacenter',
-  'lockDelayMs',
-  'lockDelayRetryMs',
-  'monitorRetries',
-  'monitorRetryMs',
-  'sessionMode',
-];
 
 /**
  * consul://host:port[/prefix]?prefix=&lockDelay=1s&lockDelayRetry=&monitorRetries=&monitorRetryTime=
