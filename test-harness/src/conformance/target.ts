@@ -28,6 +28,12 @@ export interface ConformanceTarget {
    * address. `{ unsupported: reason }` or nothing skips them with a reason.
    */
   readonly faults?: FaultHooks | NoFaultHooks;
+  /**
+   * How many locks one test may hold at once, where each held lock costs a scarce resource (PostgreSQL
+   * session mode: a server connection per lock). The listing case that holds more keys than one scan
+   * page is skipped, with this reason, when that many cannot be held. Default: no limit.
+   */
+  readonly heldLocksLimit?: { readonly max: number; readonly reason: string };
   /** TTL for the expiry cases, in ms. Default: max(capabilities.minTtlMs, 600). */
   readonly shortTtlMs?: number;
   /** How soon a waiter must hold the lock after a release, in ms. Default 1500. */
