@@ -54,7 +54,7 @@ export function listingExactCases(cases: CaseFactory): void {
     const decoys = ['aXb', 'ab', 'aab', 'abb', 'a', 'b', 'a\\\\b', 'aXbY'].map((tail) => `${base}/${tail}`);
     const keys = [...special, ...decoys];
     const locks = await holdAll(c, a, keys);
-    for (const prefix of [...special, `${base}/a`, `${base}/`, base]) {
+    for (const prefix of [`${base}/a`, `${base}/`, base]) {
       const listed = keysOf(await c.within('list answers', observer.list({ prefix })));
       expect(listed, `list({ prefix: ${JSON.stringify(prefix)} }) is not the held keys that start with that string, in key order`).toEqual(
         sorted(keys.filter((key) => key.startsWith(prefix))),

@@ -29,7 +29,9 @@ export function longHoldCases(cases: CaseFactory): void {
     const grants: string[] = [];
     // A waiter that waits the whole hold: a backend that hands the key on after a while wakes it.
     const waiter = settle(b.acquire(key, { waitMs: holdMs - c.timing.slackMs }));
-    const everyMs = Math.max(ttlMs / 6, 20);
+    // Twice a TTL each: every lease the holder renews is tried against, without starving the renewals of
+    // the cases beside it on a backend whose busy answer is a write (FerretDB's observation records).
+    const everyMs = Math.max(ttlMs / 2, 20);
     const contend = async (provider: LockProvider): Promise<number> => {
       let attempts = 0;
       while (performance.now() - started < holdMs) {
@@ -54,7 +56,7 @@ export function longHoldCases(cases: CaseFactory): void {
     expect(grants, `contenders got an auto-renewed lock during a hold of ${holdMs} ms (TTL ${ttlMs} ms; ${told})`).toEqual([]);
     expect(lostMs, `a correctly held lock's signal aborted during a hold of ${holdMs} ms (TTL ${ttlMs} ms)`).toBeUndefined();
     for (const count of attempts) {
-      expect(count, 'a contender tried too rarely to watch the whole hold').toBeGreaterThanOrEqual(LONG_HOLD_TTLS * 2);
+      expect(count, 'a contender tried too rarely to watch the whole hold').toBeGreaterThanOrEqual(LONG_HOLD_TTLS);
     }
     const waited = await c.within('the waiter gives up at its wait limit', waiter, c.timing.slackMs + c.timing.callMs);
     if (waited.value) await c.within('release answers', waited.value.release());

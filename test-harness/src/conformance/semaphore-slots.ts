@@ -77,8 +77,8 @@ export function semaphoreSlotCases(cases: CaseFactory): void {
 }
 
 /**
- * Cases of this area that wait for leases to run out or to be renewed: registered with the expiry cases
- * (see index.ts), side by side with them, so that their waits overlap.
+ * Cases of this area that wait for leases to run out or to be renewed: side by side with each other
+ * (see index.ts), so that their waits overlap.
  */
 export function semaphoreRenewalCases(cases: CaseFactory): void {
   test.concurrent('69. with several slots held, holders() lists them oldest first and renewal, extend and release act on exactly one slot', async (t) => {
