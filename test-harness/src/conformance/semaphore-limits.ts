@@ -102,40 +102,41 @@ export function semaphoreLapseCases(cases: CaseFactory): void {
     ).toEqual([slot!.token]);
 
     // Released: the key is free for another limit, then for a plain lock, then for a semaphore again.
-    await c.within('release answers', slot!.release());
-    const one = await c.within('tryAcquire answers', slotOrNull(b.semaphore(key, 1)));
-    expect(one, 'the limit of a released semaphore stuck: another limit was refused (busy or a conflict)').not.toBeNull();
-    const old = await c.within('tryAcquire answers', rejection(a.semaphore(key, 3).tryAcquire(), 'the old limit'));
-    expect(codeOf(old), 'the old limit was accepted while the new one is in use').toBe(ErrorCode.Conflict);
-    await c.within('release answers', one!.release());
-    const plain = await c.within('tryAcquire answers', lockOrNull(a, key));
-    expect(plain, 'a released semaphore key could not be used as a plain lock (busy or a conflict)').not.toBeNull();
-    await c.within('release answers', plain!.release());
-    const five = await c.within('tryAcquire answers', slotOrNull(b.semaphore(key, 5)));
-    expect(five, 'a released plain lock key could not be a semaphore of another limit (busy or a conflict)').not.toBeNull();
-    await c.within('release answers', five!.release());
+    const released = async (): Promise<void> => {
+      await c.within('release answers', slot!.release());
+      const one = await c.within('tryAcquire answers', slotOrNull(b.semaphore(key, 1)));
+      expect(one, 'the limit of a released semaphore stuck: another limit was refused (busy or a conflict)').not.toBeNull();
+      const old = await c.within('tryAcquire answers', rejection(a.semaphore(key, 3).tryAcquire(), 'the old limit'));
+      expect(codeOf(old), 'the old limit was accepted while the new one is in use').toBe(ErrorCode.Conflict);
+      await c.within('release answers', one!.release());
+      const plain = await c.within('tryAcquire answers', lockOrNull(a, key));
+      expect(plain, 'a released semaphore key could not be used as a plain lock (busy or a conflict)').not.toBeNull();
+      await c.within('release answers', plain!.release());
+      const five = await c.within('tryAcquire answers', slotOrNull(b.semaphore(key, 5)));
+      expect(five, 'a released plain lock key could not be a semaphore of another limit (busy or a conflict)').not.toBeNull();
+      await c.within('release answers', five!.release());
+    };
 
-    // Lapsed: every holder's lease ran out; the key is free for another limit and for a plain lock.
+    // Lapsed: every holder's lease ran out; one key is taken with another limit, one as a plain lock
+    // (two keys side by side, so the case waits for one lapse, not two).
     const ttlMs = c.timing.shortTtlMs;
-    const lapsedKey = c.key('lapsed-limit');
-    const two = semaphoreOf(t, c, a, lapsedKey, 2)!;
-    const lapsing = await c.within(
-      'tryAcquire answers',
-      Promise.all([two.tryAcquire({ ttlMs, autoRenew: false }), two.tryAcquire({ ttlMs, autoRenew: false })]),
-    );
-    expect(lapsing.every(Boolean), 'a free slot was not granted').toBe(true);
-    const four = await takeOnceLapsed(
-      c,
-      'another limit is granted once every slot lapsed',
-      () => slotOrNull(b.semaphore(lapsedKey, 4)),
-      ttlMs,
-    );
-    for (const gone of lapsing) await lostWithin(gone!, c.timing.slackMs, 'a lapsed slot holder is told');
-    const lapsingFour = await c.within('tryAcquire answers', b.semaphore(lapsedKey, 4).tryAcquire({ ttlMs, autoRenew: false }));
-    await c.within('release answers', four.release());
-    expect(lapsingFour, 'a second slot of 4 was not granted').not.toBeNull();
-    const lock = await takeOnceLapsed(c, 'a plain lock is granted once every slot lapsed', () => lockOrNull(a, lapsedKey), ttlMs);
-    await c.within('release answers', lock.release());
+    const lapsed = async (what: string, take: (key: string) => Promise<Lock | null>): Promise<void> => {
+      const lapsedKey = c.key('lapsed-limit');
+      const two = a.semaphore(lapsedKey, 2);
+      const lapsing = await c.within(
+        'tryAcquire answers',
+        Promise.all([two.tryAcquire({ ttlMs, autoRenew: false }), two.tryAcquire({ ttlMs, autoRenew: false })]),
+      );
+      expect(lapsing.every(Boolean), 'a free slot was not granted').toBe(true);
+      const next = await takeOnceLapsed(c, `${what} is granted once every slot lapsed`, () => take(lapsedKey), ttlMs);
+      for (const gone of lapsing) await lostWithin(gone!, c.timing.slackMs, 'a lapsed slot holder is told');
+      await c.within('release answers', next.release());
+    };
+    await Promise.all([
+      released(),
+      lapsed('another limit', (lapsedKey) => slotOrNull(b.semaphore(lapsedKey, 4))),
+      lapsed('a plain lock', (lapsedKey) => lockOrNull(b, lapsedKey)),
+    ]);
   });
 
   test.concurrent('72. holders() hides slots whose lease ran out; once every slot lapsed a plain lock takes the key', async (t) => {
@@ -145,32 +146,37 @@ export function semaphoreLapseCases(cases: CaseFactory): void {
     const ttlMs = c.timing.shortTtlMs;
     const semA = semaphoreOf(t, c, a, key, 2);
     if (!semA) return;
-    const lapsing = await c.within('tryAcquire answers', semA.tryAcquire({ ttlMs, autoRenew: false }));
-    // Long enough that no renewal misses its deadline on a loaded machine: only the other slot may lapse.
-    const kept = await c.within('tryAcquire answers', b.semaphore(key, 2).tryAcquire({ ttlMs: Math.max(ttlMs, 2 * c.timing.slackMs) }));
-    expect(lapsing && kept, 'a free slot was not granted').toBeTruthy();
-    const tokensOf = async (): Promise<bigint[]> => (await b.semaphore(key, 2).holders()).map((holder) => holder.token);
-    expect(await c.within('holders() answers', tokensOf()), 'holders() misses a held slot').toEqual([lapsing!.token, kept!.token]);
-    await c.until(
-      'holders() stops showing a slot whose lease ran out',
-      async () => (await tokensOf()).length === 1,
-      ttlMs + c.timing.graceMs + c.timing.slackMs,
-      20,
-    );
-    expect(await c.within('holders() answers', tokensOf()), 'holders() hid the slot still held').toEqual([kept!.token]);
-    await lostWithin(lapsing!, c.timing.slackMs, 'a lapsed slot holder is told');
-    expect(await c.within('isHeld answers', lapsing!.isHeld()), 'a lapsed slot says it is held').toBe(false);
-    expect(kept!.signal.aborted, "a lapsed slot took the other holder's signal with it").toBe(false);
-    await c.within('release answers', kept!.release());
-
-    const allKey = c.key('all-lapsed');
-    const all = semaphoreOf(t, c, a, allKey, 3)!;
-    const slots = await c.within('tryAcquire answers', Promise.all([0, 1, 2].map(() => all.tryAcquire({ ttlMs, autoRenew: false }))));
-    expect(slots.every(Boolean), 'a free slot was not granted').toBe(true);
-    const lock = await takeOnceLapsed(c, 'a plain lock takes the key once every slot lapsed', () => lockOrNull(b, allKey), ttlMs);
-    expect(await c.within('holders() answers', all.holders()), 'holders() of a key held as a plain lock after its slots lapsed').toEqual(
-      [],
-    );
-    await c.within('release answers', lock.release());
+    // Two keys side by side, so that the case waits for one lapse, not two.
+    const oneLapses = async (): Promise<void> => {
+      const lapsing = await c.within('tryAcquire answers', semA.tryAcquire({ ttlMs, autoRenew: false }));
+      // Long enough that no renewal misses its deadline on a loaded machine: only the other slot may lapse.
+      const kept = await c.within('tryAcquire answers', b.semaphore(key, 2).tryAcquire({ ttlMs: Math.max(ttlMs, 2 * c.timing.slackMs) }));
+      expect(lapsing && kept, 'a free slot was not granted').toBeTruthy();
+      const tokensOf = async (): Promise<bigint[]> => (await b.semaphore(key, 2).holders()).map((holder) => holder.token);
+      expect(await c.within('holders() answers', tokensOf()), 'holders() misses a held slot').toEqual([lapsing!.token, kept!.token]);
+      await c.until(
+        'holders() stops showing a slot whose lease ran out',
+        async () => (await tokensOf()).length === 1,
+        ttlMs + c.timing.graceMs + c.timing.slackMs,
+        20,
+      );
+      expect(await c.within('holders() answers', tokensOf()), 'holders() hid the slot still held').toEqual([kept!.token]);
+      await lostWithin(lapsing!, c.timing.slackMs, 'a lapsed slot holder is told');
+      expect(await c.within('isHeld answers', lapsing!.isHeld()), 'a lapsed slot says it is held').toBe(false);
+      expect(kept!.signal.aborted, "a lapsed slot took the other holder's signal with it").toBe(false);
+      await c.within('release answers', kept!.release());
+    };
+    const allLapse = async (): Promise<void> => {
+      const allKey = c.key('all-lapsed');
+      const all = semaphoreOf(t, c, a, allKey, 3)!;
+      const slots = await c.within('tryAcquire answers', Promise.all([0, 1, 2].map(() => all.tryAcquire({ ttlMs, autoRenew: false }))));
+      expect(slots.every(Boolean), 'a free slot was not granted').toBe(true);
+      const lock = await takeOnceLapsed(c, 'a plain lock takes the key once every slot lapsed', () => lockOrNull(b, allKey), ttlMs);
+      expect(await c.within('holders() answers', all.holders()), 'holders() of a key held as a plain lock after its slots lapsed').toEqual(
+        [],
+      );
+      await c.within('release answers', lock.release());
+    };
+    await Promise.all([oneLapses(), allLapse()]);
   });
 }
