@@ -21,6 +21,8 @@ describe.skipIf(!mongodb.url)(`mongodb adapter (${mongodb.label})`, () => {
       // Longer than the 5 s after which the earlier latch design judged a grab abandoned: a regression to any such timeout is caught.
       stallMs: 7000,
     },
+    // list() reads one cursor: the driver's first batch holds 101 documents, the rest come by getMore.
+    listPageSize: 101,
     shortTtlMs: SHORT_TTL_MS,
     promptWakeMs: 1500,
     slackMs: 1500,

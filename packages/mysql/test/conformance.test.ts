@@ -19,6 +19,8 @@ describe.skipIf(!mysql.url)(`mysql (${mysql.label})`, () => {
       server: addressOf(url),
       createProviderAt: (address, bounds) => createMysqlProvider({ url: urlAt(url, address), ...bounds }),
     },
+    // list() is one SELECT, no pages: the listing case's least, 150 keys, checks each is listed once.
+    listPageSize: 100,
     shortTtlMs: 600,
     promptWakeMs: 400,
     slackMs: 1000,

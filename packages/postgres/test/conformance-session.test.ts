@@ -23,6 +23,8 @@ describe.skipIf(!postgres.url)(`postgres session mode (${postgres.label})`, () =
       server: addressOf(url),
       createProviderAt: (address, bounds) => createPostgresProvider({ url: urlAt(url, address), mode: 'session', ...bounds }),
     },
+    // A dedicated server connection per held lock: the test server's max_connections (200) bounds them.
+    heldLocksLimit: { max: 50, reason: 'session mode holds a server connection per lock' },
     shortTtlMs: 600,
     promptWakeMs: 300,
     slackMs: 1000,

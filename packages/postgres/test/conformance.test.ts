@@ -19,6 +19,8 @@ describe.skipIf(!postgres.url)(`postgres (${postgres.label})`, () => {
       server: addressOf(url),
       createProviderAt: (address, bounds) => createPostgresProvider({ url: urlAt(url, address), ...bounds }),
     },
+    // list() is one SELECT, no pages: the listing case's least, 150 keys, checks each is listed once.
+    listPageSize: 100,
     shortTtlMs: 600,
     promptWakeMs: 300,
     slackMs: 1000,

@@ -2,6 +2,7 @@ import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
 import { electionCases } from './election.js';
+import { electionLossCases, observeRenewalCases } from './election-loss.js';
 import { exclusionCases } from './exclusion.js';
 import { expiryCases } from './expiry.js';
 import { faultCases } from './faults.js';
@@ -10,7 +11,11 @@ import { inspectionCases } from './inspection.js';
 import { LeakBaseline } from './leak-baseline.js';
 import { lifecycleCases } from './lifecycle.js';
 import { listingCases } from './listing.js';
+import { heldLossCases, listingExactCases } from './listing-exact.js';
+import { longHoldCases } from './long-hold.js';
 import { ownershipCases } from './ownership.js';
+import { semaphoreLapseCases, semaphoreLimitCases } from './semaphore-limits.js';
+import { semaphoreRenewalCases, semaphoreSlotCases } from './semaphore-slots.js';
 import { semaphoreCases } from './semaphores.js';
 import type { CaseFactory, SuiteOptions } from './suite-types.js';
 import { CaseContext, resolveTiming } from './support.js';
@@ -48,13 +53,34 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
     };
     describe('exclusion', () => exclusionCases(cases));
     describe('waiting', () => waitingCases(cases));
-    describe('expiry and renewal', () => expiryCases(cases));
+    describe('expiry and renewal', () => {
+      // The long hold first: it is the longest, and the others share the remaining places beside it.
+      longHoldCases(cases);
+      expiryCases(cases);
+      // Cases of other areas that wait for leases to lapse or be renewed: side by side with these, their waits overlap.
+      heldLossCases(cases);
+      observeRenewalCases(cases);
+    });
     describe('ownership', () => ownershipCases(cases));
     describe('fencing', () => fencingCases(cases));
     describe('inspection', () => inspectionCases(cases));
-    describe('listing', () => listingCases(cases));
-    describe('leader election', () => electionCases(cases));
-    describe('semaphores', () => semaphoreCases(cases));
+    describe('listing', () => {
+      listingCases(cases);
+      listingExactCases(cases);
+    });
+    describe('leader election', () => {
+      electionCases(cases);
+      electionLossCases(cases);
+    });
+    describe('semaphores', () => {
+      semaphoreCases(cases);
+      semaphoreLimitCases(cases);
+      semaphoreSlotCases(cases);
+      // Side by side with each other, not with the expiry cases: slot writes are the heaviest a backend
+      // serves (a new version record per change on FerretDB), and beside the long hold they starve renewals.
+      semaphoreLapseCases(cases);
+      semaphoreRenewalCases(cases);
+    });
     describe('lifecycle and bad input', () => lifecycleCases(cases));
     describe('crash', () => crashCases(cases));
     describe('faults', () => faultCases(cases));

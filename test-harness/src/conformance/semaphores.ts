@@ -6,7 +6,7 @@ import type { CaseContext } from './support.js';
 import { skipBecause } from './support.js';
 
 /** The semaphore, or null after skipping the case (with the reason printed) when the backend has none. */
-function semaphoreOf(t: TestContext, c: CaseContext, locks: LockProvider, key: string, limit: number): Semaphore | null {
+export function semaphoreOf(t: TestContext, c: CaseContext, locks: LockProvider, key: string, limit: number): Semaphore | null {
   try {
     return locks.semaphore(key, limit);
   } catch (error) {

@@ -28,6 +28,18 @@ export interface ConformanceTarget {
    * address. `{ unsupported: reason }` or nothing skips them with a reason.
    */
   readonly faults?: FaultHooks | NoFaultHooks;
+  /**
+   * How many locks one test may hold at once, where each held lock costs a scarce resource (PostgreSQL
+   * session mode: a server connection per lock). The listing case that holds more keys than one scan
+   * page is skipped, with this reason, when that many cannot be held. Default: no limit.
+   */
+  readonly heldLocksLimit?: { readonly max: number; readonly reason: string };
+  /**
+   * How many keys the backend's list() reads per page or batch: Redis scans and pipelines 1,000, a
+   * MongoDB cursor's first batch is 101. The listing case for paging holds 1.5 times as many keys
+   * (and at least 150), so that each listing spans a page boundary. Default 1000.
+   */
+  readonly listPageSize?: number;
   /** TTL for the expiry cases, in ms. Default: max(capabilities.minTtlMs, 600). */
   readonly shortTtlMs?: number;
   /** How soon a waiter must hold the lock after a release, in ms. Default 1500. */
