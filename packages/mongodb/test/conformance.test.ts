@@ -11,6 +11,7 @@ describe.skipIf(!mongodb.url)(`mongodb adapter (${mongodb.label})`, () => {
   const url = mongodb.url!;
   defineConformanceSuite({
     name: `mongodb (${mongodb.label})`,
+    forcedReleaseToldAtRenewal: { reason: 'a holder learns a forced release at its next ping or renewal (docs/semantics-mongodb.md)' },
     createProvider: () => provider(url),
     child: { url: testUrl(url) },
     createUnreachableProvider: async () => createMongoProvider({ url: await unreachableUrl() }),

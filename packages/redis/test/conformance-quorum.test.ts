@@ -13,6 +13,7 @@ describe.skipIf(!set)('redis quorum of 3 local redis-server instances', () => {
   const url = set ? quorumUrl(set.urls) : '';
   defineConformanceSuite({
     name: 'redis (quorum of 3)',
+    forcedReleaseToldAtRenewal: { reason: 'plain-lock holders learn a forced release at their next renewal (docs/semantics-redis.md)' },
     createProvider: () => createRedisProvider({ url }),
     child: { url },
     createUnreachableProvider: async () =>

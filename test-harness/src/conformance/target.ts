@@ -35,6 +35,14 @@ export interface ConformanceTarget {
    */
   readonly heldLocksLimit?: { readonly max: number; readonly reason: string };
   /**
+   * Where a plain-lock holder learns of a forced release by another instance only at its next renewal
+   * or check (ttl/3: no notification reaches it), say so with the reason: the election case for a
+   * force-released leader then requires its work stopped within that renewal bound and its stale writes
+   * refused by the fence, instead of stopped before the next term starts. Default: told before anyone
+   * else can be granted.
+   */
+  readonly forcedReleaseToldAtRenewal?: { readonly reason: string };
+  /**
    * How many keys the backend's list() reads per page or batch: Redis scans and pipelines 1,000, a
    * MongoDB cursor's first batch is 101. The listing case for paging holds 1.5 times as many keys
    * (and at least 150), so that each listing spans a page boundary. Default 1000.
