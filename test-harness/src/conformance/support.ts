@@ -86,6 +86,23 @@ export class CaseContext {
     return median(samples);
   }
 
+  /**
+   * Single attempts at something taken (`what`: "a busy key", "a full semaphore") each answer null,
+   * and in a few round trips (median): tryAcquire never waits.
+   */
+  async expectTriesAnswerAtOnce(what: string, attempts: readonly (() => Promise<Lock | null>)[], roundTripMs: number): Promise<void> {
+    const times: number[] = [];
+    for (const attempt of attempts) {
+      const tried = await this.within(`tryAcquire of ${what} answers`, elapsed(attempt));
+      expect(tried.value, `${what} was granted`).toBeNull();
+      times.push(tried.ms);
+    }
+    expect(
+      median(times),
+      `tryAcquire of ${what} waited (round trip ${roundTripMs.toFixed(1)} ms, times ${times.map(Math.round).join(',')})`,
+    ).toBeLessThan(this.promptBoundMs(roundTripMs));
+  }
+
   /** Bound for a call that must answer in a few round trips ("never waits"). */
   promptBoundMs(roundTripMs: number): number {
     return 4 * roundTripMs + PROMPT_MARGIN_MS;
