@@ -1,10 +1,12 @@
-import { type Busy, busy, type GrantRequest, type QueuePlace, type SlotRequest } from './backend.js';
+import { type Busy, busy, type GrantRequest, type LockMode, type ModeRequest, type QueuePlace, type SlotRequest } from './backend.js';
 import type { HeldLock } from './held-lock.js';
 import { newLockId } from './identity.js';
 import type { ValidatedAcquire } from './validation.js';
 
 /** One acquisition in progress: its request (renewed after an abandoned call) and what it learned. */
 export interface Attempt {
+  /** Names the acquire in its diagnostics events (acquire, wait, grant, acquire-end), unique in the process. */
+  readonly id: number;
   handle: HeldLock | undefined;
   readonly startedAt: number;
   sentAt: number;
@@ -13,18 +15,29 @@ export interface Attempt {
   lateCall: Promise<unknown> | undefined;
   /** The last busy answer, handed to the wait that follows it. */
   busy: Busy;
+  /** The backend answered "busy" at least once (diagnostics: the busy count). */
+  foundBusy: boolean;
   /** Replaced (new lockId) after an abandoned call; see renewLockId(). */
   request: GrantRequest;
 }
 
 export const NOTHING_YET: Busy = busy();
 
+let attemptsMade = 0;
+
 /**
  * A waiting acquire (waitMs > 0) gets its place in line here, with the request, so that every
  * request has one shape (a copy with one more field made the hot path polymorphic). The place
  * is named after the first lockId, already unique.
  */
-export function newAttempt(key: string, owner: string, validated: ValidatedAcquire, limit: number | undefined, waitMs: number): Attempt {
+export function newAttempt(
+  key: string,
+  owner: string,
+  validated: ValidatedAcquire,
+  limit: number | undefined,
+  waitMs: number,
+  mode?: LockMode,
+): Attempt {
   const now = Date.now();
   const onLost = (detail: string, cause?: unknown): void => {
     if (attempt.handle) attempt.handle.markLost(detail, cause);
@@ -33,17 +46,21 @@ export function newAttempt(key: string, owner: string, validated: ValidatedAcqui
   const { reason, ttlMs, autoRenew } = validated;
   const lockId = newLockId();
   const place: QueuePlace | undefined = waitMs > 0 ? { id: lockId, until: now + waitMs } : undefined;
-  const request: GrantRequest | SlotRequest =
-    limit === undefined
-      ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place }
-      : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place, limit };
+  const request: GrantRequest | SlotRequest | ModeRequest =
+    mode !== undefined
+      ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place, mode }
+      : limit === undefined
+        ? { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place }
+        : { key, lockId, owner, reason, ttlMs, autoRenew, onLost, place, limit };
   const attempt: Attempt = {
+    id: ++attemptsMade,
     handle: undefined,
     startedAt: now,
     sentAt: now,
     pendingLoss: undefined,
     lateCall: undefined,
     busy: NOTHING_YET,
+    foundBusy: false,
     request,
   };
   return attempt;
@@ -55,6 +72,10 @@ export function newAttempt(key: string, owner: string, validated: ValidatedAcqui
  */
 export function renewLockId(attempt: Attempt): void {
   attempt.request = { ...attempt.request, lockId: newLockId() };
+}
+
+export function isModeRequest(request: GrantRequest): request is ModeRequest {
+  return (request as ModeRequest).mode !== undefined;
 }
 
 export function isSlotRequest(request: GrantRequest): request is SlotRequest {

@@ -1,17 +1,25 @@
 import type { CallContext, LockBackend } from './backend.js';
 import { DeadlineLane, type Expiring } from './call-deadlines.js';
 import { type AnswerCheck, contractError } from './contract-check.js';
-import { BackendError } from './errors.js';
+import { CHANNELS, publish } from './diagnostics.js';
+import { BackendError, ErrorCode, type HoldfastError } from './errors.js';
 import { MAX_TIMER_MS } from './timer-range.js';
 import { toBackendError } from './wrap-backend-error.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
 export interface CallBounds<T = unknown> {
+  /** The lock's key, for the `holdfast:backend-error` event of a failed call about one key. */
+  readonly key?: string | undefined;
   /** The caller's own signal: when it aborts, the call rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
   /** Absolute time (epoch ms) after which the caller no longer waits, tighter than the per-call timeout. */
   readonly deadline?: number | undefined;
+  /**
+   * The deadline is core's own (a lease's safety deadline), not the caller's patience: no answer by
+   * then is a backend failure (`holdfast:backend-error`), as it would be at the per-call timeout.
+   */
+  readonly deadlineIsOwn?: boolean;
   /**
    * Replaces the per-call timeout for a call that is meant to last (a wait for a change, bounded by
    * its slice); one past setTimeout's range (Infinity) is bounded by the signal alone.
@@ -29,6 +37,13 @@ export interface CallBounds<T = unknown> {
 const NO_BOUNDS: CallBounds = Object.freeze({});
 
 /**
+ * Operations an adapter may answer without reaching its server (an undo on a node never reached, a
+ * queue kept in the process, a wait that timed out): their answers do not show that the backend
+ * ever answered, or a wrong URL would fail fast once and then be retried forever.
+ */
+const ANSWERED_WITHOUT_CONTACT: ReadonlySet<string> = new Set(['abandon', 'leaveQueue', 'wait']);
+
+/**
  * Runs every backend call under a bound: the caller's signal, the caller's deadline and the
  * per-call timeout. The adapter gets a signal to stop its I/O; core stops waiting at that moment
  * whatever the adapter does, because a hung server must never hang the caller.
@@ -36,10 +51,17 @@ const NO_BOUNDS: CallBounds = Object.freeze({});
 export class BackendCaller {
   /** Calls bounded by the per-call timeout alone (most of them) share one timer. */
   private readonly lane: DeadlineLane;
+  /**
+   * The backend has answered this provider at least once (a result, or a refusal of its own such as
+   * a conflict): a waiting acquire retries only a backend that was reachable before, unless asked.
+   */
+  answered = false;
 
   constructor(
     readonly backend: LockBackend,
     readonly callTimeoutMs: number,
+    /** The provider's owner id, named in `holdfast:backend-error` events. */
+    readonly owner = '',
   ) {
     this.lane = new DeadlineLane(callTimeoutMs);
   }
@@ -52,9 +74,13 @@ export class BackendCaller {
   run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds<T> = NO_BOUNDS): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
-    const budget = Math.max(0, Math.min(bounds.budgetMs ?? this.callTimeoutMs, (bounds.deadline ?? Infinity) - Date.now()));
+    const ownBudget = bounds.budgetMs ?? this.callTimeoutMs;
+    const untilDeadline = (bounds.deadline ?? Infinity) - Date.now();
+    const budget = Math.max(0, Math.min(ownBudget, untilDeadline));
+    // Cut by the caller's deadline, a call is not a backend failure: the caller stopped waiting first.
+    const silenceFails = ownBudget <= untilDeadline || bounds.deadlineIsOwn === true;
     return new Promise<T>((resolve, reject) => {
-      const call = new BoundedCall<T>(this, operation, budget, bounds, resolve, reject);
+      const call = new BoundedCall<T>(this, operation, budget, silenceFails, bounds, resolve, reject);
       call.start(fn, budget === this.callTimeoutMs ? this.lane : undefined);
     });
   }
@@ -80,6 +106,7 @@ class BoundedCall<T> implements CallContext, Expiring {
     private readonly caller: BackendCaller,
     private readonly operation: string,
     private readonly budget: number,
+    private readonly silenceFails: boolean,
     private readonly bounds: CallBounds<T>,
     private readonly resolve: (value: T) => void,
     private readonly reject: (reason: unknown) => void,
@@ -120,6 +147,7 @@ class BoundedCall<T> implements CallContext, Expiring {
     pending.then(
       (value) => {
         if (this.settled) return;
+        if (!ANSWERED_WITHOUT_CONTACT.has(this.operation)) this.caller.answered = true;
         this.finish();
         this.dropAbortListeners();
         const check = this.bounds.check;
@@ -131,14 +159,25 @@ class BoundedCall<T> implements CallContext, Expiring {
         if (this.settled) return;
         this.finish();
         this.dropAbortListeners();
-        this.reject(toBackendError(this.caller.backend.name, this.operation, error));
+        const typed = toBackendError(this.caller.backend.name, this.operation, error);
+        if (typed.code === ErrorCode.Backend) this.reportFailure(typed);
+        else if (!ANSWERED_WITHOUT_CONTACT.has(this.operation)) this.caller.answered = true;
+        this.reject(typed);
       },
     );
   }
 
   /** The per-call timeout, or the caller's deadline, passed. */
   expire(): void {
-    this.giveUp(new BackendError(this.caller.backend.name, `${this.operation}: no answer within ${Math.round(this.budget)} ms`));
+    const silence = new BackendError(this.caller.backend.name, `${this.operation}: no answer within ${Math.round(this.budget)} ms`);
+    if (this.silenceFails) this.reportFailure(silence);
+    this.giveUp(silence);
+  }
+
+  /** Every failed backend call, counted where all of them pass (metrics of backend errors). */
+  private reportFailure(error: HoldfastError): void {
+    const { backend, owner } = this.caller;
+    publish(CHANNELS.backendError, () => ({ backend: backend.name, owner, key: this.bounds.key, operation: this.operation, error }));
   }
 
   /** The caller's signal aborted (an EventListener object: no closure per call). */

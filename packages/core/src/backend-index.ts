@@ -10,6 +10,8 @@ export type {
   GrantOutcome,
   GrantRequest,
   LockBackend,
+  LockMode,
+  ModeRequest,
   QueuePlace,
   SlotRequest,
   WaitOptions,
@@ -31,7 +33,7 @@ export { WaitList } from './wait-list.js';
 export { toBackendError } from './wrap-backend-error.js';
 /** The longest lease an adapter offers when its server sets no lower limit: 7 days. */
 export const MAX_TTL_MS = 7 * 24 * 3_600_000;
-export { isSlotRequest } from './attempt.js';
+export { isModeRequest, isSlotRequest } from './attempt.js';
 export type { ExtendItem } from './extend-batcher.js';
 export { ExtendBatcher, extendId } from './extend-batcher.js';
 export type { AdapterUrlSpec, UrlParameterKind } from './url-parameters.js';

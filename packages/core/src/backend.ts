@@ -40,6 +40,14 @@ export interface SlotRequest extends GrantRequest {
   readonly limit: number;
 }
 
+/** How a read-write lock's grant shares its key: 'shared' (a reader, many at once) or 'exclusive' (a writer, alone). */
+export type LockMode = 'shared' | 'exclusive';
+
+/** One attempt at a read-write lock of the key, in `mode`. */
+export interface ModeRequest extends GrantRequest {
+  readonly mode: LockMode;
+}
+
 /**
  * Bounds one backend call. `signal` aborts at the caller's deadline, on the caller's own abort, at the
  * provider's per-call timeout (`callTimeoutMs`) or when close() runs out of time. Adapters pass it to
@@ -123,6 +131,12 @@ export interface LockBackend<Wake = unknown> {
    */
   leaveQueue?(key: string, place: QueuePlace, call: CallContext): Promise<void>;
   /**
+   * Set by a backend whose queued place becomes the holder by itself once it is first in line (the
+   * etcd and ZooKeeper recipes: the waiter's own entry is the lock). Core then answers a waiting
+   * acquire that ends without a lock only after leaveQueue removed its place (within a short grace).
+   */
+  readonly placesHoldKeys?: boolean;
+  /**
    * Frees whatever `request` may have been granted although its answer never reached core (the
    * caller gave up, the reply was lost). Owner-checked by `request.lockId`; a no-op when nothing landed.
    */
@@ -136,6 +150,30 @@ export interface LockBackend<Wake = unknown> {
   tryGrantSlot?(request: SlotRequest, call: CallContext): Promise<GrantOutcome<Wake>>;
   /** With tryGrantSlot: the current holders of the key's slots (unexpired), oldest grant first. */
   slotHolders?(key: string, call: CallContext): Promise<readonly LockInfo[]>;
+  /**
+   * Optional: read-write locks. One attempt at a shared grant (granted while no exclusive grant holds
+   * the key) or an exclusive one (granted while nothing holds it); busy otherwise. With
+   * `capabilities.writerPreferred`, a shared attempt is also busy while an exclusive place waits in
+   * line, so a stream of readers cannot starve a writer. Throws LockConflictError when the key is in
+   * use as a plain lock or a semaphore (and those refuse a key in read-write use). Tokens share the
+   * key's counter (strictly increasing across both modes); releases wake waitForChange(key) waiters;
+   * abandon() and leaveQueue() receive ModeRequests and their places too. Without it (or with
+   * `capabilities.noReadWrite`), core answers UnsupportedError and the adapter needs nothing else.
+   */
+  tryGrantMode?(request: ModeRequest, call: CallContext): Promise<GrantOutcome<Wake>>;
+  /** With tryGrantMode: the key's read-write holders (unexpired), oldest grant first, `details.mode` saying how. */
+  modeHolders?(key: string, call: CallContext): Promise<readonly LockInfo[]>;
+  /**
+   * Optional, for lock hand-off (`provider.resume`): the grant of a lock another handle holds, rebuilt
+   * from its proof (`request.lockId`, the token): what extend, release and isHeld need. Need not ask
+   * the server: core renews the grant at once (owner-checked) and checks the token against inspect()
+   * or slotHolders(). Throw UnsupportedError for a kind of grant it cannot rebuild.
+   */
+  resumeGrant?(
+    request: GrantRequest | SlotRequest,
+    held: { readonly token: bigint; readonly acquiredAt: Date },
+    call: CallContext,
+  ): Promise<BackendGrant>;
   inspect(key: string, call: CallContext): Promise<LockInfo | null>;
   /** Every held, unexpired lock whose key starts with `prefix` ('' = all), sorted by key. */
   list(prefix: string, call: CallContext): Promise<readonly LockInfo[]>;

@@ -29,13 +29,18 @@ export class BackgroundWork {
     );
   }
 
-  /** A waiting acquire ended without a lock: its place in the backend's queue goes (see LockBackend.leaveQueue). */
-  leaveQueue(key: string, place: QueuePlace, lateCall: Promise<unknown> | undefined): void {
+  /**
+   * A waiting acquire ended without a lock: its place in the backend's queue goes (see
+   * LockBackend.leaveQueue). Resolves once it went (or failed to); callers need not wait.
+   */
+  leaveQueue(key: string, place: QueuePlace, lateCall: Promise<unknown> | undefined): Promise<unknown> {
     const backend = this.backend;
-    if (!backend.leaveQueue) return;
+    if (!backend.leaveQueue) return Promise.resolve();
     // An attempt core stopped waiting for may still join the queue when it lands: leave after it.
     const after = lateCall?.catch(() => undefined) ?? Promise.resolve();
-    this.track(after.then(() => this.caller.run('leaveQueue', (call) => backend.leaveQueue!(key, place, call))).catch(() => undefined));
+    return this.track(
+      after.then(() => this.caller.run('leaveQueue', (call) => backend.leaveQueue!(key, place, call))).catch(() => undefined),
+    );
   }
 
   /** Releases a grant no handle owns; a failure is no one's to report. */
@@ -78,8 +83,9 @@ export class BackgroundWork {
     clearTimeout(timer);
   }
 
-  private track(work: Promise<unknown>): void {
+  private track(work: Promise<unknown>): Promise<unknown> {
     const tracked = work.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
+    return tracked;
   }
 }

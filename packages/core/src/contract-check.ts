@@ -111,6 +111,9 @@ export function backendBreach(candidate: unknown): { member: string; breach: Bre
       return { member, breach: { rule: 'be a method or absent', value: method } };
     }
   }
+  if ((backend['tryGrantMode'] === undefined) !== (backend['modeHolders'] === undefined)) {
+    return { member: 'tryGrantMode', breach: { rule: 'come with modeHolders (both or neither)', value: backend['tryGrantMode'] } };
+  }
   // Semaphores need both: provider.semaphore() would otherwise say "unsupported" for a half-built pair.
   if ((backend['tryGrantSlot'] === undefined) !== (backend['slotHolders'] === undefined)) {
     return { member: 'tryGrantSlot', breach: { rule: 'come with slotHolders (both or neither)', value: backend['tryGrantSlot'] } };
@@ -119,7 +122,7 @@ export function backendBreach(candidate: unknown): { member: string; breach: Bre
 }
 
 const REQUIRED_METHODS = ['tryGrant', 'abandon', 'inspect', 'list', 'forceRelease', 'close'] as const;
-const OPTIONAL_METHODS = ['waitForChange', 'leaveQueue', 'tryGrantSlot', 'slotHolders'] as const;
+const OPTIONAL_METHODS = ['waitForChange', 'leaveQueue', 'tryGrantSlot', 'slotHolders', 'tryGrantMode', 'modeHolders'] as const;
 
 /** The rule an answer of one adapter method must keep, by the method's name in error messages. */
 export interface AnswerCheck {
@@ -131,12 +134,14 @@ export interface AnswerCheck {
 export const ANSWER_CHECKS = {
   tryGrant: { method: 'tryGrant', breach: outcomeBreach },
   tryGrantSlot: { method: 'tryGrantSlot', breach: outcomeBreach },
+  tryGrantMode: { method: 'tryGrantMode', breach: outcomeBreach },
   extend: { method: 'grant.extend', breach: extensionBreach },
   release: { method: 'grant.release', breach: booleanBreach },
   isHeld: { method: 'grant.isHeld', breach: booleanBreach },
   inspect: { method: 'inspect', breach: holderBreach },
   list: { method: 'list', breach: holdersBreach },
   slotHolders: { method: 'slotHolders', breach: holdersBreach },
+  modeHolders: { method: 'modeHolders', breach: holdersBreach },
   forceRelease: { method: 'forceRelease', breach: booleanBreach },
 } as const satisfies Record<string, AnswerCheck>;
 

@@ -14,6 +14,7 @@ export const ErrorCode = {
   LeaderWorkFailed: 'HOLDFAST_LEADER_WORK_FAILED',
   LeaderWorkOverran: 'HOLDFAST_LEADER_WORK_OVERRAN',
   AdapterContract: 'HOLDFAST_ADAPTER_CONTRACT',
+  HandedOff: 'HOLDFAST_HANDED_OFF',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -75,6 +76,13 @@ export class LockLostError extends HoldfastError {
 export class LockReleasedError extends HoldfastError {
   constructor(readonly key: string) {
     super(ErrorCode.Released, `lock "${key}" was released`);
+  }
+}
+
+/** The abort reason of a lock's signal after `lock.handOff()`: another process holds it now. */
+export class LockHandedOffError extends HoldfastError {
+  constructor(readonly key: string) {
+    super(ErrorCode.HandedOff, `lock "${key}" was handed off to another holder`);
   }
 }
 

@@ -1,11 +1,12 @@
-import { sleep } from './abort.js';
-import { type Attempt, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
+import { pause, sleep } from './abort.js';
+import { type Attempt, isModeRequest, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
 import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend, QueuePlace, WaitOptions } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import type { BackgroundWork } from './background-work.js';
-import { ANSWER_CHECKS } from './contract-check.js';
+import { ANSWER_CHECKS, type AnswerCheck } from './contract-check.js';
 import { CHANNELS, publish } from './diagnostics.js';
 import { AdapterContractError, BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
+import { neverAnswered, type OutageReport } from './outage-report.js';
 import { safetyDeadline } from './renewal-policy.js';
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
@@ -13,6 +14,12 @@ const MAX_WAIT_SLICE_MS = 15_000;
 /** How long past its own timeout a wake-up wait may run before core stops waiting for it. */
 const WAIT_OVERRUN_MS = 1000;
 const MAX_RETRY_DELAY_MS = 1000;
+/**
+ * How long an acquire that ends without a lock waits for its place to leave a queue whose places
+ * hold the key by themselves (LockBackend.placesHoldKeys): one round trip normally; a hung server
+ * must not hold the caller's answer much past its deadline or abort.
+ */
+const LEAVE_QUEUE_GRACE_MS = 500;
 
 /**
  * Getting a grant from the backend: one bounded attempt, or attempts and waits until the caller's
@@ -25,6 +32,7 @@ export class GrantTaker {
     private readonly background: BackgroundWork,
     private readonly owner: string,
     private readonly pollIntervalMs: number,
+    private readonly outages: OutageReport,
   ) {}
 
   /**
@@ -35,9 +43,10 @@ export class GrantTaker {
     attempt.sentAt = Date.now();
     const outcome = await this.caller
       .run('acquire', (call) => this.grantOnce(attempt.request, call), {
+        key: attempt.request.key,
         signal,
         deadline,
-        check: isSlotRequest(attempt.request) ? ANSWER_CHECKS.tryGrantSlot : ANSWER_CHECKS.tryGrant,
+        check: checkOf(attempt.request),
         onAbandoned: (late) => {
           // Several cut attempts may be in flight at once: leaving the queue waits for all of them.
           attempt.lateCall = attempt.lateCall ? Promise.allSettled([attempt.lateCall, late]) : late;
@@ -56,6 +65,7 @@ export class GrantTaker {
       });
     if (!outcome.granted) {
       attempt.busy = outcome;
+      attempt.foundBusy = true;
       // A refused attempt may also have been undone where it landed (a quorum's minority), and that
       // owner-checked undo can reach a server after the next attempt's grant: never under the same lockId.
       renewLockId(attempt);
@@ -82,7 +92,7 @@ export class GrantTaker {
    * decides when to try again. Every attempt carries the acquire's place in line, which is left
    * (leaveQueue) whenever the acquire ends without a lock.
    */
-  async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal): Promise<BackendGrant> {
+  async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal, waitForBackend = false): Promise<BackendGrant> {
     const key = attempt.request.key;
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
@@ -108,7 +118,11 @@ export class GrantTaker {
           if (signal.aborted || !isTransient(error)) throw error;
           // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
           if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
+          // A wrong URL must not hang a caller that waits forever: retry only a backend that answered before.
+          const answeredBefore = this.caller.answered;
+          if (!answeredBefore && !waitForBackend) throw neverAnswered(this.backend.name, error);
           retry.failed(error);
+          this.outages.retrying(key, error, retry.failures, answeredBefore);
         }
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
@@ -117,7 +131,7 @@ export class GrantTaker {
         } else {
           if (!waited) {
             waited = true;
-            publish(CHANNELS.wait, () => ({ backend: this.backend.name, owner: this.owner, key }));
+            publish(CHANNELS.wait, () => ({ backend: this.backend.name, owner: this.owner, key, acquireId: attempt.id }));
           }
           await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), signal);
         }
@@ -126,9 +140,23 @@ export class GrantTaker {
         if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       }
     } catch (error) {
-      this.background.leaveQueue(key, place, attempt.lateCall);
+      await this.leaveQueue(attempt, place);
       throw error;
     }
+  }
+
+  /**
+   * The acquire ends without a lock: its place leaves the queue. Where a place becomes the holder
+   * by itself once first in line (etcd, ZooKeeper), the caller hears the answer only after the
+   * place went, as etcd's Mutex.Lock and Curator do: otherwise a release just after the answer
+   * could hand the key to a caller that has already given up.
+   */
+  private async leaveQueue(attempt: Attempt, place: QueuePlace): Promise<void> {
+    const left = this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
+    if (!this.backend.placesHoldKeys) return;
+    const grace = new AbortController();
+    await Promise.race([left, pause(LEAVE_QUEUE_GRACE_MS, grace.signal)]);
+    grace.abort();
   }
 
   /** Until another attempt is worth making: the backend's wake-up, or the poll interval without one. */
@@ -143,6 +171,7 @@ export class GrantTaker {
       // A wait lasts its slice, not one call's timeout; the adapter gets the call's own signal,
       // so a wait core stopped waiting for ends too and never overlaps the next attempt.
       .run('wait', (call) => backend.waitForChange!(key, attempt.busy, waitOptions(call.signal, sliceMs, place)), {
+        key,
         signal,
         budgetMs: sliceMs + WAIT_OVERRUN_MS,
       })
@@ -156,15 +185,21 @@ export class GrantTaker {
   }
 
   private async refuse(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place: QueuePlace | undefined): Promise<never> {
-    if (place) this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
-    await this.background.releaseQuietly(grant);
+    await Promise.all([place && this.leaveQueue(attempt, place), this.background.releaseQuietly(grant)]);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 
-  /** The backend's one attempt: at the key, or at a semaphore slot of it. */
+  /** The backend's one attempt: at the key, at a semaphore slot of it, or at a read-write grant of it. */
   private grantOnce(request: GrantRequest, call: CallContext): Promise<GrantOutcome> {
-    return isSlotRequest(request) ? this.backend.tryGrantSlot!(request, call) : this.backend.tryGrant(request, call);
+    if (isSlotRequest(request)) return this.backend.tryGrantSlot!(request, call);
+    if (isModeRequest(request)) return this.backend.tryGrantMode!(request, call);
+    return this.backend.tryGrant(request, call);
   }
+}
+
+function checkOf(request: GrantRequest): AnswerCheck {
+  if (isSlotRequest(request)) return ANSWER_CHECKS.tryGrantSlot;
+  return isModeRequest(request) ? ANSWER_CHECKS.tryGrantMode : ANSWER_CHECKS.tryGrant;
 }
 
 function waitOptions(signal: AbortSignal, timeoutMs: number, place: QueuePlace | undefined): WaitOptions {
@@ -179,7 +214,7 @@ function isTransient(error: unknown): boolean {
 /** Remembers the last backend failure of a waiting acquire and spaces out the retries. */
 class BackendRetry {
   lastError: unknown;
-  private failures = 0;
+  failures = 0;
 
   succeeded(): void {
     this.lastError = undefined;

@@ -1,15 +1,17 @@
 import type { BackendGrant, Extension, GrantRequest } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
 import { ANSWER_CHECKS, CHECK_ONLY } from './contract-check.js';
-import { CHANNELS, type LockEvent, type Logger, publish } from './diagnostics.js';
-import { LockLostError, LockNotHeldError, LockReleasedError } from './errors.js';
+import { CHANNELS, type LockEvent, type Logger, type LossReason, publish } from './diagnostics.js';
+import { LockHandedOffError, LockLostError, LockNotHeldError, LockReleasedError, UnsupportedError } from './errors.js';
+import { grantHandOffUnsupported } from './hand-off.js';
+import type { LockProof } from './lock-proof.js';
 import { renewAt, retryDelay, safetyDeadline } from './renewal-policy.js';
 import type { ScheduledTask, TimerHeap } from './timer-heap.js';
 import type { Lock, LockInfo } from './types.js';
 
 import { effectiveTtl, type TtlPolicy } from './validation.js';
 
-type State = 'held' | 'lost' | 'released';
+type State = 'held' | 'lost' | 'released' | 'handed-off';
 
 export interface HeldLockContext {
   readonly caller: BackendCaller;
@@ -79,11 +81,11 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   /** Safety first: any doubt about ownership ends here, aborting the signal with a LockLostError. */
-  markLost(detail: string, cause?: unknown, mayStillExist = true): void {
+  markLost(detail: string, cause?: unknown, mayStillExist = true, reason: LossReason = 'backend'): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.lostDetail = detail;
-    publish(CHANNELS.lost, () => this.event({ detail, cause, heldMs: Date.now() - this.acquiredAt.getTime() }));
+    publish(CHANNELS.lost, () => this.event({ reason, detail, cause, heldMs: Date.now() - this.acquiredAt.getTime() }));
     this.context.logger?.warn(this.event({ detail, cause }), `holdfast: lock "${this.key}" was lost: ${detail}`);
     this.context.timers.cancel(this);
     this.context.forget(this);
@@ -93,13 +95,58 @@ export class HeldLock implements Lock, ScheduledTask {
     this.end(() => lost);
   }
 
+  /** The proof another process resumes with (provider.resume); this handle keeps holding. */
+  toJSON(): LockProof {
+    const why =
+      this.localExpiry === null
+        ? 'this lock has no lease: it lives as long as its connection'
+        : grantHandOffUnsupported(this.backend, this.request);
+    if (why !== undefined || this.localExpiry === null) throw new UnsupportedError(this.backend.name, 'lock hand-off', why!);
+    const request = this.request as GrantRequest & { limit?: number };
+    return {
+      v: 1,
+      backend: this.backend.name,
+      key: this.key,
+      lockId: this.request.lockId,
+      owner: this.owner,
+      token: String(this.token),
+      reason: this.reason,
+      acquiredAt: this.acquiredAt.toISOString(),
+      expiresAt: new Date(this.localExpiry).toISOString(),
+      ttlMs: this.ttlMs,
+      autoRenew: this.request.autoRenew,
+      ...(request.limit === undefined ? {} : { limit: request.limit }),
+    };
+  }
+
+  /**
+   * Gives the lock to whoever resumes the proof: this handle stops renewing and watching it, its
+   * provider forgets it (close() leaves it held), and its signal aborts with a LockHandedOffError.
+   * The lock then lives on its lease until the new holder resumes and renews it.
+   */
+  handOff(): LockProof {
+    this.assertHeld();
+    const proof = this.toJSON();
+    this.state = 'handed-off';
+    this.context.timers.cancel(this);
+    this.context.forget(this);
+    publish(CHANNELS.handOff, () => this.event({ heldMs: Date.now() - this.acquiredAt.getTime() }));
+    this.end(() => new LockHandedOffError(this.key));
+    return proof;
+  }
+
+  /** Frees this handle's record in the background (owner-checked) once the backend answers. */
+  letGo(): void {
+    this.context.letGo(this.grant, this.ttlMs);
+  }
+
   async extend(ttlMs?: number): Promise<void> {
     this.assertHeld();
     const ttl = ttlMs === undefined ? this.ttlMs : effectiveTtl(ttlMs, this.backend.capabilities, this.context.ttlPolicy);
     const started = Date.now();
     const result = await this.context.caller.run('extend', (call) => this.grant.extend(ttl, call), CHECK_ONLY.extend);
     if (!result.held) {
-      this.markLost('the backend no longer has it for this holder');
+      this.markLost('the backend no longer has it for this holder', undefined, true, 'not-held');
       throw new LockLostError(this.key, 'the backend no longer has it for this holder');
     }
     this.assertHeld();
@@ -117,7 +164,8 @@ export class HeldLock implements Lock, ScheduledTask {
 
   /** release() for close(): gives up waiting for the backend at `deadline`. */
   async releaseBefore(deadline: number | undefined): Promise<void> {
-    if (this.state === 'released') return;
+    // A handed-off lock is someone else's to release now.
+    if (this.state === 'released' || this.state === 'handed-off') return;
     const bounds = deadline === undefined ? CHECK_ONLY.release : { deadline, check: ANSWER_CHECKS.release };
     if (this.state === 'lost') {
       // The loss may have been declared out of caution while the record still exists: free it if
@@ -148,7 +196,7 @@ export class HeldLock implements Lock, ScheduledTask {
   async isHeld(): Promise<boolean> {
     if (this.state !== 'held') return false;
     const held = await this.context.caller.run('isHeld', (call) => this.grant.isHeld(call), CHECK_ONLY.isHeld);
-    if (!held) this.markLost('the backend no longer has it for this holder');
+    if (!held) this.markLost('the backend no longer has it for this holder', undefined, true, 'not-held');
     return held && this.state === 'held';
   }
 
@@ -175,8 +223,8 @@ export class HeldLock implements Lock, ScheduledTask {
     if (Date.now() >= deadline) {
       // A renewal still in flight at the deadline proves nothing: stop trusting the lock now. A lease
       // nobody renewed (autoRenew: false) simply runs out on the server; nothing keeps it alive.
-      if (!this.request.autoRenew) this.markLost('its lease ran out (autoRenew: false)', undefined, false);
-      else this.markLost('renewal did not succeed before the lease ran out', this.lastRenewalError);
+      if (!this.request.autoRenew) this.markLost('its lease ran out (autoRenew: false)', undefined, false, 'lease-expired');
+      else this.markLost('renewal did not succeed before the lease ran out', this.lastRenewalError, true, 'renewal-failed');
       return;
     }
     if (this.renewing) this.context.timers.schedule(this, deadline);
@@ -191,12 +239,14 @@ export class HeldLock implements Lock, ScheduledTask {
     try {
       // A renewal that has not answered by the safety deadline proves nothing: stop waiting for it.
       const result = await this.context.caller.run('renew', (call) => this.grant.extend(ttl, call), {
+        key: this.key,
         deadline,
+        deadlineIsOwn: true,
         check: ANSWER_CHECKS.extend,
       });
       if (this.state !== 'held') return;
       if (!result.held) {
-        this.markLost('renewal found the lock held by someone else or gone');
+        this.markLost('renewal found the lock held by someone else or gone', undefined, true, 'not-held');
         return;
       }
       this.renewed(started, ttl, result);
@@ -213,7 +263,7 @@ export class HeldLock implements Lock, ScheduledTask {
   }
 
   private event(fields: Record<string, unknown>): LockEvent {
-    return { backend: this.backend.name, owner: this.owner, key: this.key, token: this.token, ...fields };
+    return { backend: this.backend.name, owner: this.owner, key: this.key, token: this.token, lockId: this.lockId, ...fields };
   }
 
   private end(reason: () => Error): void {
@@ -244,5 +294,6 @@ export class HeldLock implements Lock, ScheduledTask {
       throw new LockLostError(this.key, this.lostDetail, this.lostError?.cause);
     }
     if (this.state === 'released') throw new LockNotHeldError(this.key, 'already released');
+    if (this.state === 'handed-off') throw new LockNotHeldError(this.key, 'handed off (handOff) to another holder');
   }
 }

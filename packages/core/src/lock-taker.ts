@@ -1,9 +1,9 @@
 import { linkedController } from './abort.js';
 import { type Attempt, leaseStartOf, newAttempt } from './attempt.js';
-import type { BackendGrant, LockBackend } from './backend.js';
+import type { BackendGrant, LockBackend, LockMode } from './backend.js';
 import type { BackgroundWork } from './background-work.js';
-import { CHANNELS, publish } from './diagnostics.js';
-import { LockAbortedError, ProviderClosedError } from './errors.js';
+import { type AcquireOutcome, CHANNELS, type LockEvent, publish } from './diagnostics.js';
+import { LockAbortedError, LockTimeoutError, ProviderClosedError } from './errors.js';
 import type { GrantTaker } from './grant-taker.js';
 import { HeldLock, type HeldLockContext } from './held-lock.js';
 import type { AcquireOptions, Lock } from './types.js';
@@ -32,37 +32,43 @@ export interface LockTakerContext {
 export class LockTaker {
   constructor(private readonly context: LockTakerContext) {}
 
-  /** One attempt at the key (limit undefined) or at one of its semaphore slots. */
-  async tryTake(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock | null> {
+  /** One attempt at the key (limit and mode undefined), at one of its semaphore slots, or at a read-write grant of it. */
+  async tryTake(key: string, options: AcquireOptions | undefined, limit: number | undefined, mode?: LockMode): Promise<Lock | null> {
     const validated = this.validated(key, options);
-    const attempt = newAttempt(key, this.context.owner, validated, limit, 0);
-    publish(CHANNELS.acquire, () => ({ backend: this.context.backend.name, owner: this.context.owner, key, waitMs: 0 }));
+    const attempt = newAttempt(key, this.context.owner, validated, limit, 0, mode);
+    publish(CHANNELS.acquire, () => this.event(attempt, { waitMs: 0 }));
     let grant: BackendGrant | null;
     try {
       grant = await this.context.grants.attemptGrant(attempt, validated.signal, undefined);
     } catch (error) {
-      if (validated.signal?.aborted) throw new LockAbortedError(key, validated.signal.reason);
-      throw error;
+      const failure = validated.signal?.aborted ? new LockAbortedError(key, validated.signal.reason) : error;
+      this.ended(attempt, failure);
+      throw failure;
     }
-    return grant ? this.adopt(attempt, grant) : null;
+    if (grant) return this.adopt(attempt, grant);
+    publish(CHANNELS.acquireEnd, () => this.endEvent(attempt, 'busy', {}));
+    return null;
   }
 
-  async take(key: string, options: AcquireOptions | undefined, limit: number | undefined): Promise<Lock> {
+  async take(key: string, options: AcquireOptions | undefined, limit: number | undefined, mode?: LockMode): Promise<Lock> {
     const validated = this.validated(key, options);
     const { controller, dispose } = linkedController(validated.signal, this.context.closing);
+    const attempt = newAttempt(key, this.context.owner, validated, limit, validated.waitMs, mode);
+    let grant: BackendGrant;
     try {
-      const attempt = newAttempt(key, this.context.owner, validated, limit, validated.waitMs);
-      publish(CHANNELS.acquire, () => ({ backend: this.context.backend.name, owner: this.context.owner, key, waitMs: validated.waitMs }));
-      const grant = await this.context.grants.waitForGrant(attempt, validated.waitMs, controller.signal);
-      return await this.adopt(attempt, grant);
+      publish(CHANNELS.acquire, () => this.event(attempt, { waitMs: validated.waitMs }));
+      grant = await this.context.grants.waitForGrant(attempt, validated.waitMs, controller.signal, validated.waitForBackend);
     } catch (error) {
       // Whatever the backend was doing when the caller or close() cancelled, the cancellation is the answer.
-      if (this.context.closing.aborted) throw new ProviderClosedError(this.context.backend.name);
-      if (controller.signal.aborted) throw new LockAbortedError(key, controller.signal.reason);
-      throw error;
+      let failure = error;
+      if (this.context.closing.aborted) failure = new ProviderClosedError(this.context.backend.name);
+      else if (controller.signal.aborted) failure = new LockAbortedError(key, controller.signal.reason);
+      this.ended(attempt, failure);
+      throw failure;
     } finally {
       dispose();
     }
+    return this.adopt(attempt, grant);
   }
 
   /** Bad input and an open provider are checked before the backend is touched; so is a signal aborted already. */
@@ -76,24 +82,44 @@ export class LockTaker {
 
   /** Synchronous when the provider is open, so that a grant costs no extra promise on its way to the caller. */
   private adopt(attempt: Attempt, grant: BackendGrant): Lock | Promise<never> {
-    if (this.context.isClosed()) return this.refuseAfterClose(grant);
+    if (this.context.isClosed()) return this.refuseAfterClose(attempt, grant);
     const handle = new HeldLock(this.context.lockContext, attempt.request, grant, leaseStartOf(attempt));
     this.context.handles.add(handle);
     attempt.handle = handle;
-    publish(CHANNELS.grant, () => ({
-      backend: this.context.backend.name,
-      owner: this.context.owner,
-      key: handle.key,
-      token: handle.token,
-      waitedMs: Date.now() - attempt.startedAt,
-      expiresAt: handle.expiresAt,
-    }));
+    const fields = (): Record<string, unknown> => ({ token: handle.token, lockId: handle.lockId, expiresAt: handle.expiresAt });
+    publish(CHANNELS.grant, () => this.event(attempt, { ...fields(), waitedMs: Date.now() - attempt.startedAt }));
+    publish(CHANNELS.acquireEnd, () => this.endEvent(attempt, 'granted', fields()));
     if (attempt.pendingLoss) handle.markLost(attempt.pendingLoss.detail, attempt.pendingLoss.cause);
     return handle;
   }
 
-  private async refuseAfterClose(grant: BackendGrant): Promise<never> {
+  private async refuseAfterClose(attempt: Attempt, grant: BackendGrant): Promise<never> {
     await this.context.background.releaseQuietly(grant);
-    throw new ProviderClosedError(this.context.backend.name);
+    const closed = new ProviderClosedError(this.context.backend.name);
+    this.ended(attempt, closed);
+    throw closed;
   }
+
+  /** `holdfast:acquire-end` for an acquire that ended without a lock. */
+  private ended(attempt: Attempt, error: unknown): void {
+    publish(CHANNELS.acquireEnd, () => this.endEvent(attempt, outcomeOf(error), { error }));
+  }
+
+  private event(attempt: Attempt, fields: Record<string, unknown>): LockEvent {
+    const { backend, owner } = this.context;
+    return { backend: backend.name, owner, key: attempt.request.key, acquireId: attempt.id, ...fields };
+  }
+
+  /** The acquire-end event: how long it took, and whether the backend ever answered "busy". */
+  private endEvent(attempt: Attempt, outcome: AcquireOutcome, fields: Record<string, unknown>): LockEvent {
+    const waitedMs = Date.now() - attempt.startedAt;
+    return this.event(attempt, { outcome, foundBusy: attempt.foundBusy, waitedMs, ...fields });
+  }
+}
+
+function outcomeOf(error: unknown): AcquireOutcome {
+  if (error instanceof LockTimeoutError) return 'timeout';
+  // close() cancels the acquires still waiting, as the caller's own signal would.
+  if (error instanceof LockAbortedError || error instanceof ProviderClosedError) return 'aborted';
+  return 'error';
 }

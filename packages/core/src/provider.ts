@@ -8,10 +8,14 @@ import type { Logger } from './diagnostics.js';
 import { CampaigningElection, type LeaderWork } from './election.js';
 import { InvalidArgumentError, ProviderClosedError, UnsupportedError } from './errors.js';
 import { GrantTaker } from './grant-taker.js';
-import type { HeldLock } from './held-lock.js';
+import { providerCapabilities } from './hand-off.js';
+import type { HeldLock, HeldLockContext } from './held-lock.js';
 import { defaultOwnerId } from './identity.js';
+import type { LockProof } from './lock-proof.js';
 import { LockTaker } from './lock-taker.js';
+import { MultiKeyTaker } from './multi-key-taker.js';
 import { observeHolder } from './observe.js';
+import { OutageReport } from './outage-report.js';
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -19,6 +23,8 @@ import {
   positiveMs,
   ttlPolicyOption,
 } from './provider-options.js';
+import { readWriteLock } from './read-write.js';
+import { resumeLock } from './resume.js';
 import { TimerHeap } from './timer-heap.js';
 import type {
   AcquireOptions,
@@ -29,12 +35,17 @@ import type {
   Lock,
   LockInfo,
   LockProvider,
+  MultiLock,
   ObserveOptions,
+  ReadWriteLock,
   Semaphore,
 } from './types.js';
 import { type TtlPolicy, validateKey, validateLimit, validateListOptions } from './validation.js';
 
 export { DEFAULT_CLOSE_TIMEOUT_MS, type ProviderOptions, providerOptions } from './provider-options.js';
+
+/** The loss detail a same-provider forceRelease gives its holders' signals. */
+const FORCED_RELEASE = 'force-released by an administrator (forceRelease through its own provider)';
 
 /** Even a close() that spent its budget on releases gives the adapter this long to drop its connections. */
 const MIN_CLOSE_SLICE_MS = 50;
@@ -57,6 +68,8 @@ class CoreLockProvider implements LockProvider {
   private readonly caller: BackendCaller;
   private readonly background: BackgroundWork;
   private readonly locks: LockTaker;
+  private readonly multi = new MultiKeyTaker(this);
+  private readonly lockContext: HeldLockContext;
   private closed: Promise<void> | undefined;
   private readonly logger: Logger | undefined;
 
@@ -71,27 +84,35 @@ class CoreLockProvider implements LockProvider {
     this.pollIntervalMs = positiveMs(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS);
     this.ttlPolicy = ttlPolicyOption(options.ttlBelowMinimum);
     this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
-    this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS));
+    this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS), this.owner);
     this.background = new BackgroundWork(backendImpl, this.caller, this.closing.signal);
     if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
       throw new InvalidArgumentError('logger', 'expected an object with a warn(fields, message) method');
     }
+    // What every lock handle of this provider shares: built once, not per grant.
+    this.lockContext = {
+      caller: this.caller,
+      timers: this.timers,
+      ttlPolicy: this.ttlPolicy,
+      logger: options.logger,
+      forget: (lock) => this.handles.delete(lock),
+      letGo: (grant, ttlMs) => this.background.letGo(grant, ttlMs),
+    };
     this.locks = new LockTaker({
       backend: backendImpl,
       owner: this.owner,
       ttlPolicy: this.ttlPolicy,
-      grants: new GrantTaker(backendImpl, this.caller, this.background, this.owner, this.pollIntervalMs),
+      grants: new GrantTaker(
+        backendImpl,
+        this.caller,
+        this.background,
+        this.owner,
+        this.pollIntervalMs,
+        new OutageReport(backendImpl.name, this.owner, options.logger),
+      ),
       background: this.background,
       closing: this.closing.signal,
-      // What every lock handle of this provider shares: built once, not per grant.
-      lockContext: {
-        caller: this.caller,
-        timers: this.timers,
-        ttlPolicy: this.ttlPolicy,
-        logger: options.logger,
-        forget: (lock) => this.handles.delete(lock),
-        letGo: (grant, ttlMs) => this.background.letGo(grant, ttlMs),
-      },
+      lockContext: this.lockContext,
       handles: this.handles,
       isClosed: () => this.closed !== undefined,
       assertOpen: () => this.assertOpen(),
@@ -103,7 +124,7 @@ class CoreLockProvider implements LockProvider {
   }
 
   get capabilities(): Capabilities {
-    return this.backendImpl.capabilities;
+    return providerCapabilities(this.backendImpl);
   }
 
   tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null> {
@@ -112,6 +133,14 @@ class CoreLockProvider implements LockProvider {
 
   acquire(key: string, options?: AcquireOptions): Promise<Lock> {
     return this.locks.take(key, options, undefined);
+  }
+
+  tryAcquireAll(keys: readonly string[], options?: AcquireOptions): Promise<MultiLock | null> {
+    return this.multi.tryTakeAll(keys, options);
+  }
+
+  acquireAll(keys: readonly string[], options?: AcquireOptions): Promise<MultiLock> {
+    return this.multi.takeAll(keys, options);
   }
 
   semaphore(key: string, limit: number): Semaphore {
@@ -134,6 +163,12 @@ class CoreLockProvider implements LockProvider {
         return this.caller.run('holders', (call) => backend.slotHolders!(key, call), { check: ANSWER_CHECKS.slotHolders });
       },
     };
+  }
+
+  readWrite(key: string): ReadWriteLock {
+    this.assertOpen();
+    validateKey(key);
+    return readWriteLock(key, this.backendImpl, this.locks, this.caller, () => this.assertOpen());
   }
 
   async inspect(key: string): Promise<LockInfo | null> {
@@ -180,10 +215,43 @@ class CoreLockProvider implements LockProvider {
     });
   }
 
+  resume(proof: LockProof | string): Promise<Lock> {
+    this.assertOpen();
+    return resumeLock(
+      {
+        backend: this.backendImpl,
+        ttlPolicy: this.ttlPolicy,
+        lockContext: this.lockContext,
+        adopt: (handle) => {
+          // close() began while the resume was on its way: the lock goes back, as a late grant does.
+          if (this.closed) {
+            void handle.release().catch(() => undefined);
+            throw new ProviderClosedError(this.backend);
+          }
+          this.handles.add(handle);
+        },
+      },
+      proof,
+    );
+  }
+
   async forceRelease(key: string): Promise<boolean> {
     this.assertOpen();
     validateKey(key);
-    return this.caller.run('forceRelease', (call) => this.backendImpl.forceRelease(key, call), { check: ANSWER_CHECKS.forceRelease });
+    // This provider's own holders of the key (a lock, or every slot of a semaphore) are told before the
+    // backend frees it, so none of them still works when another holder can be granted the key.
+    // Their own owner-checked release is not sent (it could free the record first and make forceRelease
+    // answer false); only a forceRelease that failed leaves their records to be freed in the background.
+    const own = [...this.handles].filter((handle) => handle.key === key);
+    for (const handle of own) handle.markLost(FORCED_RELEASE, undefined, false, 'force-released');
+    try {
+      return await this.caller.run('forceRelease', (call) => this.backendImpl.forceRelease(key, call), {
+        check: ANSWER_CHECKS.forceRelease,
+      });
+    } catch (error) {
+      for (const handle of own) handle.letGo();
+      throw error;
+    }
   }
 
   close(): Promise<void> {

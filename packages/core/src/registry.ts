@@ -29,9 +29,15 @@ export const ADAPTER_PACKAGES: Readonly<Record<string, string>> = {
   'consul:': '@holdfast/consul',
   'redis:': '@holdfast/redis',
   'rediss:': '@holdfast/redis',
+  'redis+cluster:': '@holdfast/redis',
+  'rediss+cluster:': '@holdfast/redis',
+  'redis+sentinel:': '@holdfast/redis',
+  'rediss+sentinel:': '@holdfast/redis',
   'postgres:': '@holdfast/postgres',
   'postgresql:': '@holdfast/postgres',
   'mysql:': '@holdfast/mysql',
+  'etcd:': '@holdfast/etcd',
+  'zookeeper:': '@holdfast/zookeeper',
 };
 
 /** One registry per process, shared by the ESM and CommonJS copies of core an app may load. */

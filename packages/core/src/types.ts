@@ -1,3 +1,5 @@
+import type { LockProof } from './lock-proof.js';
+
 /** How a waiting acquire learns that a key may have become free. */
 export type WakeUpStyle = 'event' | 'blocking-query' | 'change-stream-or-poll' | 'poll';
 
@@ -28,6 +30,26 @@ export interface Capabilities {
   readonly renewal: 'per-lock' | 'backend';
   /** Why this backend has no semaphores; absent where it has them (then `semaphore()` works). */
   readonly noSemaphores?: string;
+  /** Why this backend has no read-write locks; absent where it has them (then `readWrite()` works). */
+  readonly noReadWrite?: string;
+  /**
+   * What a semaphore slot needs of the backend beyond what a plain lock needs, where it needs more
+   * (a Redis quorum: more nodes up for a larger limit); absent where a slot needs what a lock does.
+   */
+  readonly semaphoreNeeds?: string;
+  /**
+   * Read-write locks only: a waiting writer is not overtaken by readers that ask after it, so a
+   * stream of readers cannot starve it (the backend orders its waiters). Absent or false: no such promise.
+   */
+  readonly writerPreferred?: boolean;
+  /**
+   * Why this backend's locks cannot be handed to another process (`lock.handOff()`,
+   * `provider.resume()`): a grant tied to a connection or session. Absent where they can, unless
+   * `renewal` is 'backend' (a session or ping keeps the lock: never movable).
+   */
+  readonly noHandOff?: string;
+  /** Why a semaphore slot cannot be handed off where plain locks can; absent where slots move too. */
+  readonly noSlotHandOff?: string;
 }
 
 export interface AcquireOptions {
@@ -41,6 +63,13 @@ export interface AcquireOptions {
   readonly reason?: string;
   /** Renew before expiry (default true). With false the lock simply expires after `ttlMs`. */
   readonly autoRenew?: boolean;
+  /**
+   * acquire() only: keep retrying a backend that has never answered this provider (a server still
+   * starting, a port not open yet) until `waitMs`. Default false: a backend that has never answered
+   * is reported at once with a BackendError, so a wrong URL cannot hang a caller that waits forever.
+   * A backend that answered before is always retried while the caller waits (docs/observability.md).
+   */
+  readonly waitForBackend?: boolean;
 }
 
 export interface Lock extends AsyncDisposable {
@@ -64,6 +93,18 @@ export interface Lock extends AsyncDisposable {
   release(): Promise<void>;
   /** Asks the backend whether this handle still holds the lock. */
   isHeld(): Promise<boolean>;
+  /**
+   * The lock's proof, for another process to take it over with `provider.resume(proof)`
+   * (docs/hand-off.md). This handle keeps holding and renewing it: use `handOff()` to let go.
+   * UnsupportedError where the backend's locks cannot move (`capabilities.noHandOff`).
+   */
+  toJSON(): LockProof;
+  /**
+   * Stops holding the lock without releasing it: renewal stops, the provider forgets it (its close()
+   * leaves it held), the signal aborts with a LockHandedOffError, and the proof is returned. The
+   * lock lives on its lease until someone resumes it, or lapses.
+   */
+  handOff(): LockProof;
 }
 
 export interface LockInfo {
@@ -118,6 +159,55 @@ export interface Election extends AsyncDisposable {
   readonly done: Promise<void>;
 }
 
+/**
+ * Several keys held together, all or none (`acquireAll`). Each key keeps its own lock, token and
+ * renewal; the handle speaks for all of them.
+ */
+export interface MultiLock extends AsyncDisposable {
+  /** The keys in the order they were taken (the canonical, sorted order). */
+  readonly keys: readonly string[];
+  /** Each key's own lock, in `keys` order: its token, expiry and signal. */
+  readonly locks: ReadonlyMap<string, Lock>;
+  /** Each key's fencing token (strictly increasing per key, like a single lock's). */
+  readonly tokens: ReadonlyMap<string, bigint>;
+  /** Identity of the provider instance that holds the keys. */
+  readonly owner: string;
+  /** The earliest lease end among the keys; null when none has a per-lock expiry. */
+  readonly expiresAt: Date | null;
+  /**
+   * Aborts when any key is lost (the reason is that key's LockLostError, naming it) or when the
+   * keys are released (a LockReleasedError). Stop the protected work when it aborts.
+   */
+  readonly signal: AbortSignal;
+  /** Extends every key (default: the acquire TTL); throws the first key's LockLostError / LockNotHeldError. */
+  extend(ttlMs?: number): Promise<void>;
+  /**
+   * Frees every key still held by this handle, all of them even when one fails; then throws the
+   * first failure (that key's signal says it was not confirmed). Idempotent.
+   */
+  release(): Promise<void>;
+  /** True while the backend confirms every key is still held by this handle. */
+  isHeld(): Promise<boolean>;
+}
+
+/**
+ * Many readers or one writer of a key (`provider.readWrite(key)`); each grant is the same handle as
+ * a lock, and tokens strictly increase per key across readers and writers.
+ */
+export interface ReadWriteLock {
+  readonly key: string;
+  /** One attempt at a shared grant: null while a writer holds the key (or, where writers are preferred, waits for it). */
+  tryRead(options?: AcquireOptions): Promise<Lock | null>;
+  /** Waits up to `waitMs` for a shared grant. */
+  read(options?: AcquireOptions): Promise<Lock>;
+  /** One attempt at the exclusive grant: null while anyone holds the key. */
+  tryWrite(options?: AcquireOptions): Promise<Lock | null>;
+  /** Waits up to `waitMs` for the exclusive grant. */
+  write(options?: AcquireOptions): Promise<Lock>;
+  /** Who holds the key now, oldest grant first; `details.mode` is 'shared' or 'exclusive'. */
+  holders(): Promise<readonly LockInfo[]>;
+}
+
 /** Up to `limit` holders of one key at once; each holder gets the same handle as a lock. */
 export interface Semaphore {
   readonly key: string;
@@ -150,6 +240,17 @@ export interface LockProvider extends AsyncDisposable {
   tryAcquire(key: string, options?: AcquireOptions): Promise<Lock | null>;
   /** Waits up to `waitMs` for the key; throws LockTimeoutError or LockAbortedError. */
   acquire(key: string, options?: AcquireOptions): Promise<Lock>;
+  /**
+   * One attempt at every key, never waits: all of them in one handle, or null (holding none) when
+   * any is busy. Keys are taken in sorted order; duplicates are an InvalidArgumentError.
+   */
+  tryAcquireAll(keys: readonly string[], options?: AcquireOptions): Promise<MultiLock | null>;
+  /**
+   * Waits up to `waitMs` (for all keys together) until it holds every key, taken one by one in
+   * sorted order so that callers with overlapping sets never deadlock; on any failure (timeout,
+   * abort, a key lost meanwhile, the backend) it releases what it took and throws, holding none.
+   */
+  acquireAll(keys: readonly string[], options?: AcquireOptions): Promise<MultiLock>;
   /** Who holds the key, or null when it is free. */
   inspect(key: string): Promise<LockInfo | null>;
   /** This instance's locks, from memory (no backend call), sorted by key. */
@@ -166,6 +267,12 @@ export interface LockProvider extends AsyncDisposable {
    */
   semaphore(key: string, limit: number): Semaphore;
   /**
+   * A read-write lock of `key`: many readers or one writer (the key is then not usable as a plain
+   * lock or semaphore: LockConflictError). Throws UnsupportedError when the backend has none (see
+   * `capabilities.noReadWrite` and docs/read-write.md).
+   */
+  readWrite(key: string): ReadWriteLock;
+  /**
    * Campaigns for leadership of `key`: once this instance holds the key's lock, `work` runs with a
    * signal that aborts the moment leadership is in doubt. When the work returns or throws the term
    * ends (the lock is released) and the instance campaigns again, until resign().
@@ -181,6 +288,14 @@ export interface LockProvider extends AsyncDisposable {
    * (at once where the backend can push, otherwise at its next renewal or check).
    */
   forceRelease(key: string): Promise<boolean>;
+  /**
+   * Takes over a lock another process (or provider) handed off: `proof` is what `lock.handOff()`
+   * returned, as an object or JSON text. The lock is renewed at once (a fresh lease of the proof's
+   * ttlMs, owner-checked), keeps its fencing token and is renewed from then on by this provider.
+   * LockLostError when it was lost or released meanwhile; UnsupportedError where locks cannot move
+   * (`capabilities.noHandOff`; docs/hand-off.md).
+   */
+  resume(proof: LockProof | string): Promise<Lock>;
   /** Releases every lock this instance holds, cancels its waiters, stops its timers. Idempotent. */
   close(): Promise<void>;
 }

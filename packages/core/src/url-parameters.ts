@@ -27,8 +27,12 @@ export function adapterUrl(input: string | URL, spec: AdapterUrlSpec): { url: UR
   if (!spec.schemes.includes(url.protocol)) {
     throw new InvalidArgumentError('url', `expected ${spec.schemes.join(' or ')}, got "${url.protocol}"`);
   }
+  // Port 0 is no server: some drivers read it as "not given" and connect to their default port.
+  if (url.port === '0') throw new InvalidArgumentError('url', `port 0 is no server's port (expected ${spec.example})`);
   const settings: Record<string, string | boolean | number> = {};
   for (const name of [...new Set(url.searchParams.keys())]) {
+    // Drivers keep the first or the last of a repeated parameter, each its own way: neither is what was meant.
+    if (url.searchParams.getAll(name).length > 1) throw new InvalidArgumentError('url', `parameter "${name}" is given more than once`);
     if (spec.driver.parameters.has(name)) continue;
     const own = spec.own[name];
     if (!own) {
@@ -42,8 +46,13 @@ export function adapterUrl(input: string | URL, spec: AdapterUrlSpec): { url: UR
 }
 
 function parameter(name: string, value: string, kind: UrlParameterKind): string | boolean | number {
-  // Every duration parameter is a bound or an interval, none "unlimited": refused above the timer range.
-  if (kind === 'duration') return checkTimerRange(`url ${name}`, parseDuration(value, `url ${name}`));
+  // Every duration parameter is a bound or an interval, none "unlimited": refused at 0 (as the same
+  // options are: a poll interval of 0 is a busy loop, a connect timeout of 0 no bound) and above the timer range.
+  if (kind === 'duration') {
+    const ms = parseDuration(value, `url ${name}`);
+    if (ms <= 0) throw new InvalidArgumentError('url', `${name} must be a positive duration, got "${value}"`);
+    return checkTimerRange(`url ${name}`, ms);
+  }
   if (kind === 'text') return value;
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;

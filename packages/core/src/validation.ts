@@ -104,6 +104,7 @@ export interface ValidatedAcquire {
   readonly waitMs: number;
   readonly reason: string | undefined;
   readonly autoRenew: boolean;
+  readonly waitForBackend: boolean;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -125,7 +126,10 @@ export function validateAcquireOptions(options: unknown, capabilities: Capabilit
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) {
     throw new InvalidArgumentError('signal', 'expected an AbortSignal');
   }
-  return { ttlMs, waitMs, reason: o.reason, autoRenew: o.autoRenew ?? true, signal: o.signal };
+  if (o.waitForBackend !== undefined && typeof o.waitForBackend !== 'boolean') {
+    throw new InvalidArgumentError('waitForBackend', `expected a boolean, got ${describe(o.waitForBackend)}`);
+  }
+  return { ttlMs, waitMs, reason: o.reason, autoRenew: o.autoRenew ?? true, waitForBackend: o.waitForBackend ?? false, signal: o.signal };
 }
 
 function describe(value: unknown): string {

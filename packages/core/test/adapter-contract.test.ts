@@ -279,6 +279,28 @@ describe('the backend itself, when the provider is built', () => {
     expect(() => createProvider(without('tryGrantSlot', async () => busy()))).toThrow(
       'adapter "scripted": tryGrantSlot must come with slotHolders (both or neither), got a function',
     );
+    expect(() => createProvider(without('tryGrantMode', async () => busy()))).toThrow(
+      'adapter "scripted": tryGrantMode must come with modeHolders (both or neither), got a function',
+    );
+    expect(() => createProvider(without('modeHolders', 'no'))).toThrow(
+      'adapter "scripted": modeHolders must be a method or absent, got "no" (a string)',
+    );
+  });
+
+  test('an adapter written before read-write locks still works, and readWrite() says why not with a typed error', async () => {
+    const provider = createProvider(new ScriptedBackend());
+    providers.push(provider);
+    expect(() => provider.readWrite('rw')).toThrow(
+      expect.objectContaining({ code: ErrorCode.Unsupported, message: expect.stringContaining('implements no tryGrantMode') }),
+    );
+    const noted = new ScriptedBackend();
+    Object.defineProperty(noted, 'capabilities', { value: { ...noted.capabilities, noReadWrite: 'not on this server' } });
+    Object.assign(noted, { tryGrantMode: async () => busy(), modeHolders: async () => [] });
+    const declined = createProvider(noted);
+    providers.push(declined);
+    expect(() => declined.readWrite('rw')).toThrow(expect.objectContaining({ message: expect.stringContaining('not on this server') }));
+    // Multi-key locks are a composition of plain locks: they need nothing new from the adapter.
+    expect(await declined.tryAcquireAll(['a', 'b'])).not.toBeNull();
   });
 
   test("an adapter's optional methods stay absent: semaphores are refused up front, as before", () => {

@@ -83,7 +83,7 @@ describe('every backend call is bounded', () => {
   test("the late release of an abandoned attempt never frees the waiting acquire's next grant", async () => {
     const { backend, provider } = setup({ callTimeoutMs: 100 });
     backend.behaviour.tryGrant = 'hang';
-    const waiting = provider.acquire('k', { waitMs: 3000 });
+    const waiting = provider.acquire('k', { waitMs: 3000, waitForBackend: true });
     await expect.poll(() => backend.aborts.length, { timeout: 1000, interval: 5 }).toBe(1);
     backend.behaviour.tryGrant = 'normal';
     const lock = await waiting;
@@ -108,7 +108,7 @@ describe('every backend call is bounded', () => {
     };
     backend.behaviour.tryGrant = 'fail';
     backend.failuresLeft = 2;
-    const lock = await provider.acquire('k', { waitMs: 3000 });
+    const lock = await provider.acquire('k', { waitMs: 3000, waitForBackend: true });
     expect(lockIds, 'two failed attempts, then the grant').toHaveLength(3);
     expect(new Set(lockIds).size, 'each attempt had its own lockId').toBe(3);
     expect(backend.holders.get('k')).toBe(lockIds[2]);
@@ -140,7 +140,7 @@ describe('every backend call is bounded', () => {
     const { backend, provider } = setup();
     backend.behaviour.tryGrant = 'fail';
     backend.failuresLeft = 3;
-    const lock = await provider.acquire('k', { waitMs: 2000 });
+    const lock = await provider.acquire('k', { waitMs: 2000, waitForBackend: true });
     expect(backend.holders.get('k')).toBeDefined();
     expect(lock.token).toBe(1n);
     await provider.close();

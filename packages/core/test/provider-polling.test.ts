@@ -48,7 +48,7 @@ test('a key freed during the wait is taken at the next poll', async () => {
 test('backend failures are retried with doubling pauses (capped at 1 s); the last BackendError ends the wait at waitMs', async () => {
   const { backend, provider } = setup();
   backend.behaviour.tryGrant = 'fail';
-  const waiting = outcomeOf(provider.acquire('k', { waitMs: 3000 }));
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 3000, waitForBackend: true }));
   await advanceTo(2999);
   expect(waiting.settled).toBe(false);
   expect(backend.timesOf('tryGrant')).toEqual([0, 100, 300, 700, 1500, 2500]);
@@ -64,7 +64,7 @@ test('once the backend answers busy again, the wait goes back to polling and end
   const { backend, provider } = setup();
   backend.behaviour.tryGrant = 'fail';
   backend.failuresLeft = 2;
-  const waiting = outcomeOf(provider.acquire('k', { waitMs: 700 }));
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 700, waitForBackend: true }));
   await advanceTo(700);
   expect(backend.timesOf('tryGrant'), 'failed at 0 and 100, busy from 300 on').toEqual([0, 100, 300, 400, 500, 600]);
   expect(waiting.error).toBeInstanceOf(LockTimeoutError);

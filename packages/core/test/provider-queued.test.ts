@@ -127,7 +127,7 @@ test('close() ends a waiting acquire and its place leaves the line before close(
 test('backend failures are retried with backoff until the deadline, then the last failure is the answer', async () => {
   const { backend, provider } = setup();
   backend.behaviour.tryGrant = 'fail';
-  const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000 }));
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 1000, waitForBackend: true }));
   await advanceTo(1000);
   expect(waiting.error).toBeInstanceOf(BackendError);
   expect((waiting.error as Error).message).toContain('ECONNREFUSED');
@@ -142,7 +142,7 @@ test('a failed first attempt is no answer: the acquire goes on and is granted on
   backend.behaviour.tryGrant = 'fail';
   backend.failuresLeft = 1;
   backend.holders.clear();
-  const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000 }));
+  const waiting = outcomeOf(provider.acquire('k', { waitMs: 10_000, waitForBackend: true }));
   await advanceTo(100);
   expect(waiting.value?.token).toBe(1n);
   expect(backend.timesOf('tryGrant')).toEqual([0, 100]);

@@ -1,11 +1,13 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
 import {
+  type BackendGrant,
   type Busy,
   busy,
   type GrantOutcome,
   type GrantRequest,
   granted,
   type LockBackend,
+  type ModeRequest,
   type QueuePlace,
   type SlotRequest,
   type WaitOptions,
@@ -22,6 +24,7 @@ export const MEMORY_CAPABILITIES: Capabilities = Object.freeze({
   crossProcess: false,
   expiryGraceMs: 0,
   renewal: 'per-lock',
+  writerPreferred: true,
 });
 
 /** One provider's view of a shared MemoryStore. */
@@ -45,6 +48,15 @@ export class MemoryBackend implements LockBackend {
     return this.store.slots.holders(key);
   }
 
+  async tryGrantMode(request: ModeRequest): Promise<GrantOutcome> {
+    const grant = this.store.tryGrantMode(request);
+    return grant ? granted(grant) : busy();
+  }
+
+  async modeHolders(key: string): Promise<readonly LockInfo[]> {
+    return this.store.readWrite.holders(key);
+  }
+
   waitForChange(key: string, _busy: Busy, options: WaitOptions): Promise<void> {
     return this.store.waitForChange(key, options);
   }
@@ -55,6 +67,10 @@ export class MemoryBackend implements LockBackend {
 
   async abandon(request: GrantRequest): Promise<void> {
     this.store.abandon(request);
+  }
+
+  async resumeGrant(request: GrantRequest | SlotRequest, held: { readonly token: bigint }): Promise<BackendGrant> {
+    return this.store.resume(request, held.token);
   }
 
   async inspect(key: string): Promise<LockInfo | null> {

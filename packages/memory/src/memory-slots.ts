@@ -10,7 +10,8 @@ class Slot implements BackendGrant {
 
   constructor(
     private readonly table: MemorySlots,
-    readonly request: SlotRequest,
+    /** Replaced when another handle resumes the slot. */
+    public request: SlotRequest,
     readonly token: bigint,
   ) {
     this.expiresAt = new Date(this.acquiredAt.getTime() + request.ttlMs);
@@ -102,6 +103,17 @@ export class MemorySlots {
     if (set.slots.size === 0) this.sets.delete(slot.request.key);
     this.changes.wakeAll(slot.request.key, undefined);
     return true;
+  }
+
+  /** The slot a handed-off semaphore slot still is (lockId and token), now telling `request`'s handle. */
+  resume(request: SlotRequest, token: bigint): Slot | null {
+    for (const slot of this.live(request.key)?.slots ?? []) {
+      if (slot.request.lockId === request.lockId && slot.token === token) {
+        slot.request = request;
+        return slot;
+      }
+    }
+    return null;
   }
 
   /** Frees the slot a request may hold although its answer was lost (owner-checked by lockId). */

@@ -4,7 +4,9 @@ import {
   type BackendGrant,
   type Extension,
   type GrantRequest,
+  isModeRequest,
   isSlotRequest,
+  type ModeRequest,
   NOT_HELD,
   type QueuePlace,
   type ScheduledTask,
@@ -14,6 +16,7 @@ import {
   WaitList,
   type WaitOptions,
 } from '@holdfast/core/backend';
+import { MemoryReadWrite } from './memory-read-write.js';
 import { MemorySlots } from './memory-slots.js';
 import { WaitingLine } from './waiting-line.js';
 
@@ -27,7 +30,8 @@ class Entry implements BackendGrant, ScheduledTask {
 
   constructor(
     private readonly store: MemoryStore,
-    readonly request: GrantRequest,
+    /** Replaced when another handle resumes the lock (its onLost is the one to tell). */
+    public request: GrantRequest,
     readonly token: bigint,
   ) {
     this.expiresAt = new Date(this.acquiredAt.getTime() + request.ttlMs);
@@ -63,10 +67,11 @@ export class MemoryStore {
   private readonly timers = new TimerHeap(true);
   /** Wakes observers and semaphore waiters on any release of a key (plain lock waiters queue FIFO instead). */
   readonly changes = new WaitList<string>();
+  readonly readWrite = new MemoryReadWrite(this.changes, (key) => this.nextToken(key));
   readonly slots = new MemorySlots(
     this.changes,
     (key) => this.nextToken(key),
-    (key) => this.current(key) !== undefined,
+    (key) => this.current(key) !== undefined || this.readWrite.inUse(key),
   );
 
   /** A free key goes to the first place in its line (or to anyone when nobody waits); a busy place joins the line. */
@@ -74,6 +79,7 @@ export class MemoryStore {
     const { key, place } = request;
     this.expireIfDue(key);
     if (this.slots.inUse(key)) throw new LockConflictError(key, 'it is in use as a semaphore');
+    if (this.readWrite.inUse(key)) throw new LockConflictError(key, 'it is in use as a read-write lock');
     if (this.entries.has(key) || !this.line.mayTake(key, place?.id)) {
       if (place) this.line.join(key, place.id);
       return null;
@@ -87,17 +93,33 @@ export class MemoryStore {
     return this.slots.tryGrant(request);
   }
 
+  tryGrantMode(request: ModeRequest): BackendGrant | null {
+    const key = request.key;
+    if (this.slots.inUse(key)) throw new LockConflictError(key, 'it is in use as a semaphore');
+    if (this.current(key)) throw new LockConflictError(key, 'it is held as a plain lock, not a read-write lock');
+    return this.readWrite.tryGrant(request);
+  }
+
+  /**
+   * How many calls wait in this store now, on every key: acquires waiting for their turn or a
+   * release, observers. An app's tests can check with it that nothing they started still waits.
+   */
+  waitingCalls(): number {
+    return this.line.waitingNow() + this.changes.size();
+  }
+
   /** A place in the key's line waits for its turn; anyone else (a semaphore waiter, an observer) for any release. */
   async waitForChange(key: string, options: WaitOptions): Promise<void> {
     const place = options.place;
     if (place && this.line.has(key, place.id)) {
       await this.line.waitForTurn(key, place.id, this.current(key) === undefined, options);
-    } else {
+    } else if (!(place && this.readWrite.mayGoNow(key, place.id))) {
       await this.changes.wait(key, options);
     }
   }
 
   leaveQueue(key: string, place: QueuePlace): void {
+    this.readWrite.leaveLine(key, place.id);
     this.line.leave(key, place.id, this.current(key) === undefined);
   }
 
@@ -105,6 +127,10 @@ export class MemoryStore {
   abandon(request: GrantRequest): void {
     if (isSlotRequest(request)) {
       this.slots.abandon(request);
+      return;
+    }
+    if (isModeRequest(request)) {
+      this.readWrite.abandon(request);
       return;
     }
     const entry = this.current(request.key);
@@ -128,8 +154,17 @@ export class MemoryStore {
     return this.current(entry.request.key) === entry;
   }
 
+  /** The entry or slot a handed-off lock still is (lockId and token), now telling `request`'s handle; else a grant that is gone. */
+  resume(request: GrantRequest | SlotRequest, token: bigint): BackendGrant {
+    if ('limit' in request && request.limit !== undefined) return this.slots.resume(request, token) ?? GONE;
+    const entry = this.entries.get(request.key);
+    if (!entry || entry.request.lockId !== request.lockId || entry.token !== token) return GONE;
+    entry.request = request;
+    return entry;
+  }
+
   forceRelease(key: string): boolean {
-    if (this.slots.forceRelease(key)) return true;
+    if (this.slots.forceRelease(key) || this.readWrite.forceRelease(key)) return true;
     const entry = this.current(key);
     if (!entry) return false;
     this.remove(entry);
@@ -192,3 +227,13 @@ export class MemoryStore {
     this.line.callFirst(key);
   }
 }
+
+/** What a resume of a lock that is no longer there gets: every call answers that it is not held. */
+const GONE: BackendGrant = Object.freeze({
+  token: 0n,
+  acquiredAt: new Date(0),
+  expiresAt: new Date(0),
+  extend: async (): Promise<Extension> => NOT_HELD,
+  release: async () => false,
+  isHeld: async () => false,
+});

@@ -50,6 +50,11 @@ export class WaitingLine {
     return this.lines.get(key)?.size ?? 0;
   }
 
+  /** How many places wait for their turn now, on every key. */
+  waitingNow(): number {
+    return this.turns.size();
+  }
+
   private first(key: string): string | undefined {
     return this.lines.get(key)?.values().next().value;
   }

@@ -7,6 +7,7 @@ const store = new MemoryStore();
 defineConformanceSuite({
   name: 'memory',
   createProvider: () => createMemoryProvider({ store }),
+  openWaits: () => store.waitingCalls(),
   faults: { unsupported: 'the memory backend lives in one process: there is no connection to stall, hang or cut' },
   shortTtlMs: 300,
   promptWakeMs: 200,
