@@ -2,6 +2,9 @@ import type { Capabilities } from '@holdfast/core';
 import { MAX_TTL_MS } from '@holdfast/core/backend';
 
 const COMMON = {
+  // RedisBackend.resumeGrant rebuilds plain locks only: a slot's grant also needs its session's
+  // forced-release watch, not rebuilt yet.
+  noSlotHandOff: 'semaphore slots cannot be handed off yet; plain locks can',
   maxTtlMs: MAX_TTL_MS,
   defaultTtlMs: 30_000,
   fifo: false,
@@ -22,6 +25,8 @@ export const SINGLE_NODE_CAPABILITIES: Capabilities = Object.freeze({
   fifo: true,
   // Redis checks the expiry on every access to the key, so a crashed holder's key is free at its TTL.
   expiryGraceMs: 0,
+  // Read-write waiters line up on the server (mode-scripts.ts): a reader never passes a waiting writer.
+  writerPreferred: true,
 });
 
 /**
@@ -34,5 +39,11 @@ export const QUORUM_CAPABILITIES: Capabilities = Object.freeze({
   fencing: 'none',
   // Nodes set the key one after another within one round trip, so the last copy lapses slightly later.
   expiryGraceMs: 50,
-  noSemaphores: 'slot counts do not add up across majorities (3 nodes, limit 2: holders on {n1,n2}, {n2,n3}, {n1,n3} all hold a majority)',
+  // slot-quorum.ts: with n nodes each admitting `limit` holders, a slot held on q > n * limit / (limit + 1)
+  // nodes keeps the count at the limit; a majority is not enough (3 nodes, limit 2: holders on {n1,n2},
+  // {n2,n3} and {n1,n3} would each hold a majority).
+  semaphoreNeeds:
+    'a slot is held on more than nodes * limit / (limit + 1) nodes: a majority for a limit of 1, every node of 3 for a limit of 2 or more, 4 of 5 for a limit of 2 or 3',
+  // No line of waiters: places in different orders on different nodes could each head one node and none a majority.
+  writerPreferred: false,
 });

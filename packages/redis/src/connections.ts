@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { QuietSentinelConnector } from './quiet-sentinel-connector.js';
 
 export interface NodeSettings {
   /** The database to SELECT; checked on every connection, never silently left at 0. */
@@ -20,6 +21,15 @@ export function failFastClient(base: RedisOptions, settings: NodeSettings, comma
   const { db: _ignored, ...rest } = base;
   return new Redis({
     connectTimeout: settings.connectTimeoutMs,
+    // Behind Sentinels: a Sentinel that hangs is given up like a data node; passes over them are
+    // retried as reconnections are (a null strategy would end the client for good).
+    ...(base.sentinels
+      ? {
+          sentinelRetryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+          sentinelCommandTimeout: settings.connectTimeoutMs,
+          Connector: QuietSentinelConnector,
+        }
+      : {}),
     ...rest,
     lazyConnect: true,
     enableOfflineQueue: false,

@@ -1,6 +1,23 @@
 import type { LockInfo } from '@holdfast/core';
+import { holderRecordOf } from './holder-record.js';
 
-/** What the INSPECT script returns for a held key: value, pttl, then the companion hash's fields. */
+/** What the INSPECT script returns for a held key: value, pttl, the holder hash's fields, the fence counter. */
+export type InspectScriptReply = [...InspectReply, fence: string | null];
+
+/**
+ * One server keeps the holder record in the lock key's value and the holder's token is its fence
+ * counter (nothing else bumps it while the key is held); a quorum's record is its holder hash. Either
+ * way, as the quorum form: the value is the lockId, and the record's fields follow it.
+ */
+export function inspectReplyOf(reply: InspectScriptReply | null): InspectReply | null {
+  if (reply === null) return null;
+  const [value, pttl, , , , , , fence] = reply;
+  const record = holderRecordOf(value);
+  if (!record) return reply.slice(0, 7) as InspectReply;
+  return [record.lockId, pttl, record.lockId, record.owner, record.reason ?? null, String(record.acquiredAtMs), fence];
+}
+
+/** A held key as inspectionOf reads it: value (the lockId), pttl, then the holder record's fields. */
 export type InspectReply = [
   value: string,
   pttlMs: number,

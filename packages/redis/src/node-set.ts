@@ -1,6 +1,7 @@
 import type { CallContext } from '@holdfast/core/backend';
 import type { Redis } from 'ioredis';
 import type { RedisNode } from './redis-node.js';
+import type { ReplicaSync } from './replica-sync.js';
 import type { Session } from './session.js';
 import { untilAborted } from './until-aborted.js';
 import { type Answer, type Decision, poll, type Votes } from './votes.js';
@@ -14,6 +15,8 @@ export interface QuorumSettings {
    * as failed for this call.
    */
   readonly straggleMs: number;
+  /** One server with replicas (Sentinel, Cluster): WAIT for this many after each grant and renewal. */
+  readonly replicaSync?: ReplicaSync;
 }
 
 export interface AskOptions<T> {
@@ -34,6 +37,11 @@ export class NodeSet {
     private readonly settings: QuorumSettings,
   ) {
     this.quorum = Math.floor(nodes.length / 2) + 1;
+  }
+
+  /** Set when grants and renewals count only once replicated (the `replicas` option). */
+  get replicaSync(): ReplicaSync | undefined {
+    return this.settings.replicaSync;
   }
 
   get isQuorum(): boolean {

@@ -2,7 +2,7 @@ import { BackendError, LockConflictError } from '@holdfast/core';
 import { type CallContext, type GrantRequest, sleep } from '@holdfast/core/backend';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
-import { QUORUM_ACQUIRE } from './quorum-scripts.js';
+import { QUORUM_ACQUIRE, SYNC_TOKEN } from './quorum-scripts.js';
 import { RedisGrant, releaseLock } from './redis-grant.js';
 import { SentCommands } from './sent-commands.js';
 import { TokenSync } from './token-sync.js';
@@ -33,7 +33,7 @@ export async function acquire(
   settings: SplitVoteSettings,
 ): Promise<RedisGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
-  const lockKeys = [keys.lock, keys.fence, keys.holder];
+  const lockKeys = [keys.lock, keys.fence, keys.holder, ...keys.legacyFence];
   // Every command of this call reaches a node after the previous ones settled there: an undo after
   // the grant it undoes (whose EVAL may come a round trip late, NOSCRIPT), a split vote's retry
   // (same lockId) after the previous round's undo.
@@ -65,7 +65,9 @@ export async function acquire(
     }
     if (granted >= nodes.quorum && nodes.validity(request.ttlMs, started) > 0) {
       const token = tokenOf(votes.answers);
-      const tokens = new TokenSync(token, keys, request.lockId);
+      const tokens = new TokenSync(token, (client, level, token) =>
+        SYNC_TOKEN.evaluate(client, [keys.fence, keys.holder], [level.toString(), token.toString(), request.lockId]),
+      );
       for (const { value, session } of votes.answered) tokens.heard(session, counterOf(value), isGranted(value));
       await tokensTaken(tokens, undo, call);
       // The sync's round trip comes out of the lease too; too late, the attempt failed like any other (below).

@@ -1,10 +1,20 @@
 import type { Capabilities, LockInfo } from '@holdfast/core';
-import type { Busy, CallContext, GrantOutcome, GrantRequest, LockBackend, WaitOptions } from '@holdfast/core/backend';
-import { type InspectReply, inspectionOf } from './inspection.js';
+import { UnsupportedError } from '@holdfast/core';
+import {
+  type BackendGrant,
+  type Busy,
+  type CallContext,
+  type GrantOutcome,
+  type GrantRequest,
+  isSlotRequest,
+  type LockBackend,
+  type WaitOptions,
+} from '@holdfast/core/backend';
+import { type InspectScriptReply, inspectionOf, inspectReplyOf } from './inspection.js';
 import type { KeyNames } from './key-names.js';
 import { listLocks } from './listing.js';
 import type { NodeSet } from './node-set.js';
-import { releaseLock } from './redis-grant.js';
+import { RedisGrant, releaseLock } from './redis-grant.js';
 import { ReleaseSubscription, type SingleNodeListeners } from './release-subscription.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
 import { type WakeHint, WakeUps } from './wake-ups.js';
@@ -44,19 +54,27 @@ export abstract class RedisBackend implements LockBackend<WakeHint> {
     return this.wakeUps.wait(key, answer.wake ?? NO_HINT, options);
   }
 
+  /** A handed-off plain lock: the grant is its key and lockId; core renews it at once, owner-checked. */
+  async resumeGrant(request: GrantRequest, held: { readonly token: bigint; readonly acquiredAt: Date }): Promise<BackendGrant> {
+    if (isSlotRequest(request))
+      throw new UnsupportedError('redis', 'resume of a semaphore slot', 'slots cannot be handed off yet; plain locks can');
+    const fields = { lockId: request.lockId, token: held.token, acquiredAt: held.acquiredAt, leaseEnd: Date.now(), onLost: request.onLost };
+    return new RedisGrant(this.nodes, this.names.of(request.key), fields, null);
+  }
+
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     await releaseLock(this.nodes, this.names.of(request.key), request.lockId, call);
   }
 
   async inspect(key: string, call: CallContext): Promise<LockInfo | null> {
-    const { lock, holder } = this.names.of(key);
+    const { lock, holder, fence } = this.names.of(key);
     const votes = await this.nodes.ask(
       call,
       'inspect',
-      (client) => INSPECT.run(client, [lock, holder], []) as Promise<InspectReply | null>,
+      (client) => INSPECT.run(client, [lock, holder, fence], []) as Promise<InspectScriptReply | null>,
     );
     if (votes.tooManyFailed) throw votes.failure('inspect');
-    return inspectionOf(key, votes.answers, this.nodes.quorum, this.nodes.size);
+    return inspectionOf(key, votes.answers.map(inspectReplyOf), this.nodes.quorum, this.nodes.size);
   }
 
   list(prefix: string, call: CallContext): Promise<readonly LockInfo[]> {

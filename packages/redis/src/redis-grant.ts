@@ -1,9 +1,11 @@
 import { BackendError } from '@holdfast/core';
 import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHeld } from '@holdfast/core/backend';
 import type { Redis } from 'ioredis';
+import { valueHolds } from './holder-record.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
-import { EXTEND, RELEASE, REPAIR } from './scripts.js';
+import { confirmReplicated } from './replica-sync.js';
+import { EXTEND, QUORUM_RELEASE, RELEASE, REPAIR } from './scripts.js';
 import { SentCommands } from './sent-commands.js';
 import type { Session, Voter } from './session.js';
 import { onTheNode } from './single-node-call.js';
@@ -21,9 +23,11 @@ export async function releaseLock(
   call: CallContext,
   after?: SentCommands,
 ): Promise<boolean> {
-  // Only one server queues waiters (queue-scripts.ts).
-  const releaseKeys = nodes.isQuorum ? [keys.lock, keys.holder] : [keys.lock, keys.holder, keys.queue, keys.queueExpiries];
-  const run = (client: Redis): Promise<number> => RELEASE.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>;
+  // Only one server queues waiters (queue-scripts.ts); only a quorum has holder hashes.
+  const [script, releaseKeys] = nodes.isQuorum
+    ? [QUORUM_RELEASE, [keys.lock, keys.holder]]
+    : [RELEASE, [keys.lock, keys.queue, keys.queueExpiries]];
+  const run = (client: Redis): Promise<number> => script.run(client, releaseKeys, [lockId, keys.channel]) as Promise<number>;
   const command = (client: Redis): Promise<number> => (after ? after.after(client, () => run(client)) : run(client));
   // One connected node (nearly always): it answers, or the release failed.
   if (!nodes.isQuorum && nodes.nodes[0]!.usableSession) return (await onTheNode(nodes, call, 'release', command)).value === 1;
@@ -71,14 +75,15 @@ export class RedisGrant implements BackendGrant, Voter {
     private readonly nodes: NodeSet,
     private readonly keys: LockKeys,
     fields: GrantFields,
-    votes: Session[],
+    /** The connections that granted it; null for a resumed lock, whose first renewal counts them. */
+    votes: Session[] | null,
   ) {
     this.lockId = fields.lockId;
     this.token = fields.token;
     this.acquiredAt = fields.acquiredAt;
     this.leaseEnd = fields.leaseEnd;
     this.onLost = fields.onLost;
-    this.counted(votes, [], 'a connection dropped while the lock was being granted');
+    if (votes !== null) this.counted(votes, [], 'a connection dropped while the lock was being granted');
   }
 
   get expiresAt(): Date {
@@ -91,7 +96,8 @@ export class RedisGrant implements BackendGrant, Voter {
     const votes = await nodes.ask(
       call,
       'extend',
-      (client) => EXTEND.run(client, [this.keys.lock, this.keys.holder], [this.lockId, ttlMs]) as Promise<number>,
+      (client) =>
+        EXTEND.run(client, nodes.isQuorum ? [this.keys.lock, this.keys.holder] : [this.keys.lock], [this.lockId, ttlMs]) as Promise<number>,
       {
         decision: {
           decided: (partial) =>
@@ -103,6 +109,9 @@ export class RedisGrant implements BackendGrant, Voter {
     const extended = votes.count((answer) => answer === 1);
     if (extended >= nodes.quorum) {
       if (nodes.validity(ttlMs, started) <= 0) throw new BackendError('redis', 'extend: the quorum answered too late for the lease');
+      // Not counted until replicated: a promoted replica would let the old lease run out.
+      const session = votes.votesFor((answer) => answer === 1)[0];
+      if (nodes.replicaSync && session) await confirmReplicated(session.client, this.keys.lock, nodes.replicaSync, call, 'extend');
       this.leaseEnd = started + ttlMs;
       const denied = votes.votesFor((answer) => answer !== 1).map((session) => session.server);
       this.counted(
@@ -133,11 +142,11 @@ export class RedisGrant implements BackendGrant, Voter {
     const votes = await nodes.ask(call, 'isHeld', (client) => client.get(this.keys.lock).catch(noValueIfNotAString), {
       decision: {
         decided: (partial) =>
-          partial.count((value) => value === lockId) >= nodes.quorum ||
-          partial.count((value) => value !== lockId) > nodes.size - nodes.quorum,
+          partial.count((value) => valueHolds(value, lockId)) >= nodes.quorum ||
+          partial.count((value) => !valueHolds(value, lockId)) > nodes.size - nodes.quorum,
       },
     });
-    const held = votes.count((value) => value === lockId);
+    const held = votes.count((value) => valueHolds(value, lockId));
     if (held >= nodes.quorum) return true;
     if (votes.answers.length - held > nodes.size - nodes.quorum) {
       this.forget();

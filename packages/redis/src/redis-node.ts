@@ -1,8 +1,11 @@
 import { BackendError, InvalidArgumentError } from '@holdfast/core';
 import type { CallContext } from '@holdfast/core/backend';
 import type { Redis, RedisOptions } from 'ioredis';
+import { AppClient } from './app-client.js';
+import { failFastCluster, isCluster, primariesOf, watchFailovers } from './cluster-connection.js';
 import { dropSocket, failFastClient, keepTimerListFor, type NodeSettings, quit } from './connections.js';
 import { Session } from './session.js';
+import type { HostPort } from './topology-url.js';
 import { untilAborted } from './until-aborted.js';
 
 /** What a node's pub/sub connection reports to its owner. */
@@ -33,14 +36,35 @@ export class RedisNode {
   private readonly handshakeTimers = new Map<Redis, NodeJS.Timeout>();
   private readonly commandTimers: { close(): void };
 
+  private readonly appClient: AppClient | undefined;
+
   constructor(
     readonly label: string,
     private readonly options: RedisOptions,
     private readonly settings: NodeSettings,
+    /** The app's own client (the `client` option): used as it is, never closed (app-client.ts). */
+    appsOwn?: Redis,
+    /** A Redis Cluster's seed nodes: this node is then the whole Cluster, through one ioredis Cluster. */
+    private readonly clusterSeeds?: readonly HostPort[],
   ) {
     this.firstAttempt = new Promise((resolve) => (this.settleFirstAttempt = resolve));
-    this.client = this.watched(failFastClient(options, settings, settings.commandTimeoutMs));
     this.commandTimers = keepTimerListFor(settings.commandTimeoutMs);
+    this.client = appsOwn ?? this.watched(this.newClient(settings.commandTimeoutMs));
+    // A Cluster stays 'ready' through a failover: the grants of the session so far may be gone, so
+    // their holders are told and the commands from now on count on a new session.
+    watchFailovers(this.client, (detail) => {
+      if (!this.session) return;
+      this.endSession(detail);
+      this.session = new Session(this.label, this.client, ++this.sessions);
+    });
+    if (appsOwn) {
+      this.appClient = new AppClient(appsOwn, {
+        error: (error) => (this.lastError = error),
+        ready: () => void this.verify(),
+        close: () => this.connectionClosed(),
+      });
+      return;
+    }
     this.client.on('ready', () => void this.verify());
     this.client.on('close', () => this.connectionClosed());
     this.client.connect().catch(() => undefined);
@@ -83,8 +107,9 @@ export class RedisNode {
       if (this.subscriber.status === 'ready') subscribe(this.subscriber, newPatterns, newChannels, handlers);
       return;
     }
-    // No command timeout here: a subscriber connection legitimately waits for messages.
-    const subscriber = this.watched(failFastClient(this.options, this.settings, 0));
+    // No command timeout here: a subscriber connection legitimately waits for messages. With the
+    // app's client, a duplicate of it that this node owns (and closes).
+    const subscriber = this.watched(this.appClient?.subscriber() ?? this.newClient(0));
     this.subscriber = subscriber;
     subscriber.on('ready', () => {
       this.handshakeDone(subscriber);
@@ -99,7 +124,10 @@ export class RedisNode {
   /** Polite QUIT, given up when `signal` aborts or after one command timeout; then the sockets are closed. */
   async close(signal: AbortSignal): Promise<void> {
     this.closed = true;
-    const clients = [this.client, this.subscriber].filter((client): client is Redis => client !== undefined);
+    // The app's client stays as it is: only this node's listeners leave it.
+    this.appClient?.detach();
+    const own = this.appClient ? [this.subscriber] : [this.client, this.subscriber];
+    const clients = own.filter((client): client is Redis => client !== undefined);
     const limit = AbortSignal.any([signal, AbortSignal.timeout(this.settings.commandTimeoutMs || this.settings.connectTimeoutMs)]);
     await untilAborted(Promise.all(clients.map((client) => quit(client))), { signal: limit }, 'close').catch(() => undefined);
     for (const client of clients) {
@@ -121,7 +149,15 @@ export class RedisNode {
     this.endSession(
       `${this.label} answered READONLY: it was turned into a replica (a failover), and the new primary may not have the lock`,
     );
-    dropSocket(session.client);
+    // The app's connection is the app's to reconnect.
+    if (!this.appClient) dropSocket(session.client);
+  }
+
+  /** A new client: a plain (or Sentinel-configured) Redis, or the Cluster of the seeds. */
+  private newClient(commandTimeoutMs: number): Redis {
+    return this.clusterSeeds
+      ? failFastCluster(this.clusterSeeds, this.options, this.settings, commandTimeoutMs)
+      : failFastClient(this.options, this.settings, commandTimeoutMs);
   }
 
   /** Runs on every new connection before anyone may use it: SELECT the db; a refusal is a configuration error, not db 0. */
@@ -129,7 +165,11 @@ export class RedisNode {
     const connection = this.connection;
     const client = this.client;
     try {
-      if (this.settings.db !== 0) await client.select(this.settings.db);
+      // The app's client selected its own db (settings.db is read from it): never changed here.
+      if (this.settings.db !== 0 && !this.appClient) await client.select(this.settings.db);
+      // A Cluster opens a primary's connection at its first command: opened now, the first grants
+      // do not pay for it (their short leases would run out on the way).
+      if (isCluster(client)) await Promise.all(primariesOf(client).map((primary) => primary.ping()));
     } catch (error) {
       if (connection !== this.connection) return;
       // Only the server's own answer is a refusal; a timeout or a dropped connection is retried.
@@ -170,6 +210,9 @@ export class RedisNode {
     // Without a listener ioredis prints every connection error; the cause reaches callers instead.
     client.on('error', (error: Error) => {
       this.lastError = error;
+      // No Sentinel answered (ioredis retries the pass without closing anything): callers waiting
+      // for the first connection hear so now instead of at their deadline.
+      if (client === this.client && this.options.sentinels) this.endFirstAttempt();
     });
     // ioredis bounds the TCP connect only: a server that accepts and never answers would hold the
     // handshake forever. Start over when it takes longer than the connect timeout.

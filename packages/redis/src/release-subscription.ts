@@ -21,9 +21,9 @@ const FREEING_EVENTS = new Set(['del', 'expired', 'evicted']);
  * freed slot, and its slot holders are told. Patterns also hear older versions' per-key release
  * channels, which they publish to and subscribe to alike.
  */
-/** What only one server has, told by the messages: queued waiters and semaphore slot holders. */
+/** Told by the messages: queued waiters (one server only) and semaphore slot holders. */
 export interface SingleNodeListeners {
-  readonly queued: QueuedWaiters;
+  readonly queued?: QueuedWaiters;
   readonly forced: ForcedReleases;
 }
 
@@ -36,7 +36,7 @@ export class ReleaseSubscription {
     private readonly nodes: readonly RedisNode[],
     private readonly names: KeyNames,
     private readonly wakeUps: WakeUps,
-    /** A quorum has none. */
+    /** A quorum has slot holders only. */
     private readonly single: SingleNodeListeners | undefined,
   ) {
     this.handlers = this.handlersFor();
@@ -51,7 +51,7 @@ export class ReleaseSubscription {
 
   /** The provider's own wake channel: for its queued waiters. */
   startWakeChannel(): void {
-    if (this.wakeChannel || !this.single) return;
+    if (this.wakeChannel || !this.single?.queued) return;
     this.wakeChannel = true;
     for (const node of this.nodes) node.listen(this.handlers, { channels: [this.single.queued.wakeChannel] });
   }

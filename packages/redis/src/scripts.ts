@@ -1,24 +1,41 @@
 import { LuaScript } from './lua-script.js';
 
-// KEYS[1] is always the lock key: a string whose value is the holder's lockId (as in redlock) for a
-// plain lock, a sorted set of lockIds for a semaphore (slot-scripts.ts). The holder hash (who holds
-// it) expires with the lock key, so a lock that lapses unreleased leaves nothing that looks like a
+// KEYS[1] is always the lock key: for a plain lock a string whose value is the holder's lockId (as in
+// redlock), followed on one server by the holder record (holder-record.ts); a sorted set of lockIds
+// for a semaphore (slot-scripts.ts). A quorum keeps the holder record in a holder hash that expires
+// with the lock key. Either way a lock that lapses unreleased leaves nothing that looks like a
 // holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
- * Lua: `bump(hash[, now])` increments the key's fencing counter and returns it as a string. A missing
- * counter (first use of the key, or a server that lost its data) starts at the server's clock in
- * microseconds (`now`, a TIME reply the script already has, or read here): above any earlier counter,
- * which grew by at most one per attempt, and attempts take far longer than a microsecond. Shared by
- * plain locks and semaphore slots, so tokens increase across both.
+ * Lua: `bump(hash[, now[, legacy]])` increments the key's fencing counter and returns it as a string.
+ * A missing counter (first use of the key, or a server that lost its data) starts at the server's
+ * clock in microseconds (`now`, a TIME reply the script already has, or read here): above any
+ * earlier counter, which grew by at most one per attempt, and attempts take far longer than a
+ * microsecond. Shared by plain locks and semaphore slots, so tokens increase across both.
+ *
+ * `legacy` is the fence hash of versions up to 0.1 (another hash slot: never passed on a Cluster,
+ * where those versions never ran). While they run beside this one (a rolling upgrade), they count
+ * there: a counter found there is a floor, and it is then removed, so that an old provider's next
+ * grant starts its counter again at the server's clock, above this token (the same reasoning as a
+ * lost counter). Once no old provider is left, this is one HGET of a missing field per grant.
  */
 export const FENCE_BUMP = `
-local function bump(hash, now)
+local function bump(hash, now, legacy)
   local counter = redis.call('hincrby', hash, 'fence', 1)
   if counter == 1 then
     now = now or redis.call('time')
     counter = now[1] * 1000000 + now[2]
     redis.call('hset', hash, 'fence', string.format('%.0f', counter))
+  end
+  if legacy then
+    local old = tonumber(redis.call('hget', legacy, 'fence'))
+    if old then
+      if old >= counter then
+        counter = old + 1
+        redis.call('hset', hash, 'fence', string.format('%.0f', counter))
+      end
+      redis.call('hdel', legacy, 'fence')
+    end
   end
   -- As a string: Redis would format a large Lua number in exponent notation.
   return string.format('%.0f', counter)
@@ -35,8 +52,7 @@ end
 
 /**
  * Lua: `writeHolder(at, token)`, the holder hash (KEYS[3]) of a grant from ARGV (lockId, ttlMs,
- * owner, reason, hasReason), expiring with the lock key, and the fence hash (KEYS[2]) cleared of
- * what versions up to 0.1 kept there.
+ * owner, reason, hasReason), expiring with the lock key.
  *
  * The record is one HSET of every field. It replaces what DEL then HSET (and HSET reason) did: a
  * hash with none of id, owner, at, token is absent (release deletes it, a lapse expires it with the
@@ -59,35 +75,29 @@ local function writeHolder(at, token)
     record()
   end
   redis.call('pexpire', KEYS[3], ARGV[2])
-  -- Versions up to 0.1 kept the holder in the fence hash, where it outlived the lock.
-  redis.call('hdel', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
 end
 `;
 
 /**
- * Lua: `recordGrant()`, the end of a granting script once SET NX succeeded: bumps the fence
- * (KEYS[2]), writes the holder record (WRITE_HOLDER) and returns {1, token, acquiredAtMs}. One TIME
- * serves the record's time and a new counter's start. Needs FENCE_BUMP.
+ * Lua: `holds(value, lockId)`, whether a lock key's value is `lockId`'s grant: the value is the
+ * lockId itself (quorum, and redlock's own values never match) or, on one server, the lockId, a
+ * newline and the holder record (holder-record.ts). LockIds contain no newline.
  */
-export const RECORD_GRANT = `${WRITE_HOLDER}
-local function recordGrant()
-  local now = redis.call('time')
-  local token = bump(KEYS[2], now)
-  local at = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
-  writeHolder(at, token)
-  return {1, token, at}
+export const HOLDS = `
+local function holds(value, id)
+  return value == id or (type(value) == 'string' and string.sub(value, 1, #id + 1) == id .. '\\n')
 end
 `;
 
 /**
- * Prolongs the key (and its holder hash, KEYS[2]) if lockId holds it. Returns 1 extended, 0 missing,
- * -1 held by another value or a semaphore (pcall: GET of a sorted set is an error reply, a table).
+ * Prolongs the key (and, quorum, its holder hash KEYS[2]) if lockId holds it. Returns 1 extended, 0
+ * missing, -1 held by another value or a semaphore (pcall: GET of a sorted set is an error reply, a table).
  */
-export const EXTEND = new LuaScript(`
+export const EXTEND = new LuaScript(`${HOLDS}
 local value = redis.pcall('get', KEYS[1])
-if value == ARGV[1] then
+if holds(value, ARGV[1]) then
   redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('pexpire', KEYS[2], ARGV[2])
+  if KEYS[2] then redis.call('pexpire', KEYS[2], ARGV[2]) end
   return 1
 end
 if value then return -1 end
@@ -135,27 +145,35 @@ end
 `;
 
 /**
- * Frees the key (and its holder hash, KEYS[2]) if lockId holds it and wakes the waiters. ARGV: lockId, channel. Returns 1 or 0.
- * Single node also passes the key's waiter queue (KEYS[3], KEYS[4], see queue-scripts.ts): when a
- * waiter is queued, the message names it ("released <waiterId>"), so only that waiter tries; its
- * provider hears it on its wake channel (the key's channel is for observers).
+ * One server: frees the key if lockId holds it and wakes the waiters. KEYS: lock, queue, entry
+ * expiries (queue-scripts.ts). ARGV: lockId, channel. Returns 1 or 0. When a waiter is queued, the
+ * message names it ("released <waiterId>"), so only that waiter tries; its provider hears it on its
+ * wake channel (the key's channel is for observers).
  */
-export const RELEASE = new LuaScript(`
-if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('del', KEYS[1], KEYS[2])
-if not KEYS[3] or redis.call('exists', KEYS[3]) == 0 then
+export const RELEASE = new LuaScript(`${HOLDS}
+if not holds(redis.pcall('get', KEYS[1]), ARGV[1]) then return 0 end
+redis.call('del', KEYS[1])
+if redis.call('exists', KEYS[2]) == 0 then
   -- Nobody queued (nearly always): done before the queue's functions are defined (a closure each per run).
   redis.call('publish', ARGV[2], 'released')
   return 1
 end
 ${SERVER_NOW}${QUEUE_HEAD}${TELL_NEXT}
 local message = 'released'
-local head = liveHead(KEYS[3], KEYS[4])
+local head = liveHead(KEYS[2], KEYS[3])
 if head then
   message = 'released ' .. head
   tellNext(head)
 end
 redis.call('publish', ARGV[2], message)
+return 1
+`);
+
+/** Quorum: frees the key and its holder hash (KEYS[2]) if lockId holds it, and tells the observers. ARGV: lockId, channel. Returns 1 or 0. */
+export const QUORUM_RELEASE = new LuaScript(`
+if redis.pcall('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('del', KEYS[1], KEYS[2])
+redis.call('publish', ARGV[2], 'released')
 return 1
 `);
 
@@ -185,12 +203,14 @@ return 1
 `);
 
 /**
- * KEYS: lock, holder hash. Returns false when free or not a string (a semaphore, other data), else
- * {value, pttl, id, owner, reason, acquiredAtMs, token} (metadata may be false).
+ * KEYS: lock, holder hash (quorum), fence hash. Returns false when free or not a string (a
+ * semaphore, other data), else {value, pttl, id, owner, reason, acquiredAtMs, token, fence}: the
+ * holder hash's fields (false when missing: one server keeps the record in the value, see
+ * holder-record.ts) and the fence counter, which is a single server's holder's token.
  */
 export const INSPECT = new LuaScript(`
 local value = redis.pcall('get', KEYS[1])
 if type(value) ~= 'string' then return false end
 local meta = redis.call('hmget', KEYS[2], 'id', 'owner', 'reason', 'at', 'token')
-return {value, redis.call('pttl', KEYS[1]), meta[1], meta[2], meta[3], meta[4], meta[5]}
+return {value, redis.call('pttl', KEYS[1]), meta[1], meta[2], meta[3], meta[4], meta[5], redis.call('hget', KEYS[3], 'fence')}
 `);

@@ -5,7 +5,7 @@ import { untilAborted } from './until-aborted.js';
 import { type Answer, Votes } from './votes.js';
 
 /**
- * Runs `command` on the only server (semaphores are single-node only): its answer and the session
+ * Runs `command` on the only server (single-node slots, read-write grants, locks): its answer and the session
  * it came on, or the call's BackendError.
  */
 export function onTheNode<T>(

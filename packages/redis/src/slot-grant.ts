@@ -2,6 +2,7 @@ import { type BackendGrant, type CallContext, type Extension, NOT_HELD, stillHel
 import type { ForcedReleases, SlotWatcher } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
+import { confirmReplicated } from './replica-sync.js';
 import type { Session, Voter } from './session.js';
 import { onTheNode } from './single-node-call.js';
 import { EXTEND_SLOT, RELEASE_SLOT, SLOT_HELD } from './slot-scripts.js';
@@ -66,7 +67,7 @@ export class RedisSlot implements BackendGrant, Voter, SlotWatcher {
 
   async extend(ttlMs: number, call: CallContext): Promise<Extension> {
     const started = Date.now();
-    const { value } = await onTheNode(
+    const { value, session } = await onTheNode(
       this.nodes,
       call,
       'extend',
@@ -76,6 +77,9 @@ export class RedisSlot implements BackendGrant, Voter, SlotWatcher {
       this.forget();
       return NOT_HELD;
     }
+    // Not counted until replicated (the `replicas` option): a promoted replica would let the old lease run out.
+    const sync = this.nodes.replicaSync;
+    if (sync && session) await confirmReplicated(session.client, this.keys.lock, sync, call, 'extend');
     this.leaseEnd = started + ttlMs;
     return stillHeld(this.expiresAt);
   }

@@ -3,9 +3,12 @@ import type { CallContext, SlotRequest } from '@holdfast/core/backend';
 import type { ForcedReleases } from './forced-releases.js';
 import type { LockKeys } from './key-names.js';
 import type { NodeSet } from './node-set.js';
+import { confirmReplicated } from './replica-sync.js';
+import type { Session } from './session.js';
 import { onTheNode } from './single-node-call.js';
-import { RedisSlot } from './slot-grant.js';
+import { RedisSlot, releaseSlot } from './slot-grant.js';
 import { TAKE_SLOT } from './slot-scripts.js';
+import { BACKGROUND } from './until-aborted.js';
 import type { Refusal } from './wake-ups.js';
 
 /** TAKE_SLOT's answer: [1, token, acquiredAtMs]; [0, ms until the earliest lease ends]; [-1] a plain lock; [-2, limit] another limit. */
@@ -30,10 +33,11 @@ export async function takeSlot(
     nodes,
     call,
     'acquire',
-    (client) => TAKE_SLOT.run(client, [keys.lock, keys.slots, keys.fence], args) as Promise<TakeReply>,
+    (client) => TAKE_SLOT.run(client, [keys.lock, keys.slots, keys.fence, ...keys.legacyFence], args) as Promise<TakeReply>,
   );
   switch (reply[0]) {
     case 1: {
+      await slotReplicated(nodes, keys, request.lockId, session, call);
       const fields = {
         key: request.key,
         lockId: request.lockId,
@@ -55,5 +59,27 @@ export async function takeSlot(
           ? 'it is in use as a semaphore whose limit record is missing'
           : `it is in use as a semaphore with limit ${reply[1]}, not ${request.limit}`,
       );
+  }
+}
+
+/**
+ * With the `replicas` option, a slot counts only once that many replicas hold it, as a plain lock's
+ * grant does (single-node-grant.ts): a failover to a replica that never saw it would let one more
+ * holder in. Not replicated in time, the slot is given back in the background and the attempt fails.
+ */
+async function slotReplicated(
+  nodes: NodeSet,
+  keys: LockKeys,
+  lockId: string,
+  session: Session | undefined,
+  call: CallContext,
+): Promise<void> {
+  const sync = nodes.replicaSync;
+  if (!sync || !session) return;
+  try {
+    await confirmReplicated(session.client, keys.lock, sync, call, 'acquire');
+  } catch (error) {
+    void releaseSlot(nodes, keys, lockId, BACKGROUND).catch(() => undefined);
+    throw error;
   }
 }

@@ -1,6 +1,11 @@
-import type { LockKeys } from './key-names.js';
-import { SYNC_TOKEN } from './quorum-scripts.js';
+import type { Redis } from 'ioredis';
 import type { Session } from './session.js';
+
+/**
+ * Applies one node's sync: its counter raised to `level`, its record of the grant set to `token`.
+ * Sent as EVAL, never EVALSHA: a NOSCRIPT retry would run behind what the holder sent since.
+ */
+export type ApplySync = (client: Redis, level: bigint, token: bigint) => Promise<unknown>;
 
 interface NodeCounter {
   readonly session: Session;
@@ -13,8 +18,8 @@ interface NodeCounter {
 /**
  * Quorum: keeps the nodes' fencing counters level around a grant decided by the first majority's
  * answers. The token is the largest counter among those answers. Any node that answered another
- * counter gets SYNC_TOKEN (its counter raised to the largest seen, its holder record set to the
- * token). The grant is handed out only once every deciding node that granted has acknowledged its
+ * counter gets a sync (`apply`: its counter raised to the largest seen, its record of the grant set
+ * to the token: SYNC_TOKEN for a lock, SYNC_SHARE_TOKEN for a slot or a read-write grant). The grant is handed out only once every deciding node that granted has acknowledged its
  * sync (`acknowledged()`), and the sync goes out as EVAL, so nothing the holder sends later (a
  * release) can overtake it: by the time the key is free on such a node again, its counter is past
  * the token, and whichever majority grants next shares one. Counters that are level stay level
@@ -28,8 +33,7 @@ export class TokenSync {
 
   constructor(
     private readonly token: bigint,
-    private readonly keys: LockKeys,
-    private readonly lockId: string,
+    private readonly apply: ApplySync,
   ) {
     this.level = token;
   }
@@ -57,8 +61,7 @@ export class TokenSync {
   private sync(node: NodeCounter): void {
     node.counter = this.level;
     node.synced = true;
-    const args = [this.level.toString(), this.token.toString(), this.lockId];
-    const applied = SYNC_TOKEN.evaluate(node.session.client, [this.keys.fence, this.keys.holder], args);
+    const applied = this.apply(node.session.client, this.level, this.token);
     applied.catch(() => undefined);
     if (node.deciding && !this.handedOut) this.awaited.push(applied);
   }

@@ -24,6 +24,7 @@ export function parseRedisUrl(input: string | URL): ParsedRedisUrl {
   }
   for (const name of url.searchParams.keys()) {
     if (!PARAMETERS.has(name)) throw new InvalidArgumentError('url', `unknown parameter "${name}"; expected ${[...PARAMETERS].join(', ')}`);
+    if (url.searchParams.getAll(name).length > 1) throw new InvalidArgumentError('url', `parameter "${name}" is given more than once`);
   }
   const dbText = url.pathname.replace(/^\//, '') || '0';
   if (!/^\d{1,9}$/.test(dbText)) throw new InvalidArgumentError('url', `database "${dbText}" is not a non-negative integer`);

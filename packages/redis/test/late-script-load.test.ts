@@ -46,7 +46,7 @@ describe.skipIf(!server)('an attempt abandoned while the server loads its script
       expect(await within(attempt, 2000, 'the attempt rejects'), 'with the abort').toMatchObject({ code: 'HOLDFAST_ABORTED' });
       await admin!.call('CLIENT', 'UNPAUSE');
       await until(async () => (await evalCalls()) > 0, 3000, 'the grant script, unknown to the server, is sent again as EVAL');
-      expect(await admin!.hexists(`holdfast:${key}//holdfast`, 'fence'), 'the late EVAL granted the key (its token was drawn)').toBe(1);
+      expect(await admin!.hexists(`{holdfast:${key}}//fence`, 'fence'), 'the late EVAL granted the key (its token was drawn)').toBe(1);
       await until(async () => (await admin!.exists(`holdfast:${key}`)) === 0, 3000, 'the late grant is undone');
     });
   }

@@ -56,7 +56,7 @@ describe.skipIf(!server)('lost release messages', { timeout: 30_000 }, () => {
     const key = newKey();
     const held = await holder.tryAcquire(key, { ttlMs: 60_000 });
     const waiting = waiter.acquire(key, { waitMs: 20_000 });
-    await until(async () => (await admin!.zcard(`holdfast:${key}//queue`)) === 1, 5000, 'the waiter is queued');
+    await until(async () => (await admin!.zcard(`{holdfast:${key}}//queue`)) === 1, 5000, 'the waiter is queued');
     const releasedAt = performance.now();
     // The release script's publish to the waiter's wake channel is refused: the release must not fail with it.
     await within(held!.release(), 3000, 'the release answers');

@@ -31,7 +31,7 @@ const open = (url = server!.url): LockProvider => openTracked({ url, pollInterva
 
 let keyCount = 0;
 const newKey = (): string => `queue/${++keyCount}`;
-const queued = (key: string, client = admin!): Promise<number> => client.zcard(`holdfast:${key}//queue`);
+const queued = (key: string, client = admin!): Promise<number> => client.zcard(`{holdfast:${key}}//queue`);
 
 async function scriptCalls(): Promise<number> {
   const line = (await admin!.info('commandstats')).split('\n').find((entry) => entry.startsWith('cmdstat_evalsha:'));
@@ -94,7 +94,7 @@ describe.skipIf(!server)('server-side queue of waiters', { timeout: 30_000 }, ()
     let before = await scriptCalls();
     const first = await holder.acquire(key, { waitMs: 20_000, ttlMs: 60_000 });
     expect(await scriptCalls(), 'one script for a free key').toBe(before + 1);
-    expect(await admin!.exists(`holdfast:${key}//queue`), 'a free key is granted without a queue').toBe(0);
+    expect(await admin!.exists(`{holdfast:${key}}//queue`), 'a free key is granted without a queue').toBe(0);
     // The wait event comes once the waiter's place is on the server, after its one attempt.
     const placeWhenWaiting = new Promise<number>((resolve) => {
       const onWait = (message: unknown): void => {

@@ -2,7 +2,7 @@ import { until, within } from '@holdfast/test-harness/helpers';
 import type { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
-import { RELEASE } from '../src/scripts.js';
+import { QUORUM_RELEASE } from '../src/scripts.js';
 import { adminConnection, providersClosedAfterEach, threeNodes } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 
@@ -37,7 +37,7 @@ describe.skipIf(three.length === 0)('a quorum of 3: an attempt abandoned while t
     for (const admin of admins) {
       // The release script is known to the nodes, the grant script is not (loaded later by EVAL).
       await admin.script('FLUSH');
-      await RELEASE.load(admin);
+      await QUORUM_RELEASE.load(admin);
       await admin.config('RESETSTAT');
       await admin.call('CLIENT', 'PAUSE', '10000', 'WRITE');
     }
@@ -49,7 +49,7 @@ describe.skipIf(three.length === 0)('a quorum of 3: an attempt abandoned while t
     await Promise.all(admins.map((admin) => admin.call('CLIENT', 'UNPAUSE')));
     for (const admin of admins) {
       await until(async () => (await evalCalls(admin)) > 0, 3000, 'the grant script, unknown to the node, is sent again as EVAL');
-      expect(await admin.hexists(`${lockKey}//holdfast`, 'fence'), 'the late EVAL granted the key (its token was drawn)').toBe(1);
+      expect(await admin.hexists(`{${lockKey}}//fence`, 'fence'), 'the late EVAL granted the key (its token was drawn)').toBe(1);
     }
     for (const admin of admins) await until(async () => (await admin.exists(lockKey)) === 0, 3000, 'the late grant is undone');
     const other = createRedisProvider({ url });
@@ -66,10 +66,10 @@ describe.skipIf(three.length === 0)('a quorum of 3: an attempt abandoned while t
     const key = `quorum-late-repair/${process.pid}`;
     const lockKey = `${DEFAULT_PREFIX}${key}`;
     const lock = await provider.acquire(key, { ttlMs: 20_000, waitMs: 5000 });
-    // c forgets the key and the scripts (as after a restart without persistence); it knows RELEASE only.
+    // c forgets the key and the scripts (as after a restart without persistence); it knows QUORUM_RELEASE only.
     await c.del(lockKey);
     await c.script('FLUSH');
-    await RELEASE.load(c);
+    await QUORUM_RELEASE.load(c);
     await c.config('RESETSTAT');
     await c.call('CLIENT', 'PAUSE', '10000', 'WRITE');
     // a and b renew it; c's answer is held, so the renewal repairs c (REPAIR, unknown to c) in the background.

@@ -29,10 +29,10 @@ describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first 
     const warmUp = await within(locks.tryAcquire(key), 5000, 'first grant');
     await within(warmUp!.release(), 5000, 'release');
     // Node a counts far ahead, as a node does whose counter started afresh at its clock after a restart.
-    await onNode(a, (client) => client.hincrby(`${DEFAULT_PREFIX}${key}//holdfast`, 'fence', 1_000_000_000));
+    await onNode(a, (client) => client.hincrby(`{${DEFAULT_PREFIX}${key}}//fence`, 'fence', 1_000_000_000));
 
     const fenceOfC = async (): Promise<number> =>
-      Number(await onNode(c, (client) => client.hget(`${DEFAULT_PREFIX}${key}//holdfast`, 'fence')));
+      Number(await onNode(c, (client) => client.hget(`{${DEFAULT_PREFIX}${key}}//fence`, 'fence')));
     const counterOfC = await fenceOfC();
     c.pause();
     const first = await within(locks.tryAcquire(key), 5000, 'grant decided by a and b');
@@ -65,7 +65,7 @@ describe.skipIf(three.length === 0)('a quorum of 3: grants decided by the first 
     const locks = open();
     const key = newKey();
     const lockKey = `${DEFAULT_PREFIX}${key}`;
-    const fence = `${lockKey}//holdfast`;
+    const fence = `{${lockKey}}//fence`;
     const warmUp = await within(locks.tryAcquire(key), 5000, 'first grant');
     await within(warmUp!.release(), 5000, 'release');
     await onNode(a, (client) => client.hincrby(fence, 'fence', 1_000_000_000));

@@ -3,7 +3,7 @@ import { codeOf, rejection, within } from '@holdfast/test-harness/helpers';
 import { describe, expect, test } from 'vitest';
 import { createRedisProvider, DEFAULT_PREFIX } from '../src/index.js';
 import { QUORUM_ACQUIRE } from '../src/quorum-scripts.js';
-import { INSPECT, RELEASE } from '../src/scripts.js';
+import { INSPECT, QUORUM_RELEASE } from '../src/scripts.js';
 import { providersClosedAfterEach, threeNodes } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 import { onNode, type RedisProcess } from './redis-process.js';
@@ -21,14 +21,14 @@ describe.skipIf(three.length === 0)('a quorum of 3: a grant whose token a decidi
   test('is released everywhere and the attempt fails, instead of being handed out unfenced', async () => {
     const [a, b, c] = three as [RedisProcess, RedisProcess, RedisProcess];
     await onNode(b, async (client) => {
-      for (const script of [QUORUM_ACQUIRE, RELEASE, INSPECT]) await script.load(client);
+      for (const script of [QUORUM_ACQUIRE, QUORUM_RELEASE, INSPECT]) await script.load(client);
     });
     const locks = createRedisProvider({ url: quorumUrl(three.map((node) => node.url)) });
     providers.push(locks);
     const key = `quorum-sync-failure/${process.pid}/${Date.now()}`;
     const lockKey = `${DEFAULT_PREFIX}${key}`;
-    await onNode(a, (client) => client.hset(`${lockKey}//holdfast`, 'fence', '1000000000'));
-    await onNode(b, (client) => client.hset(`${lockKey}//holdfast`, 'fence', '1'));
+    await onNode(a, (client) => client.hset(`{${lockKey}}//fence`, 'fence', '1000000000'));
+    await onNode(b, (client) => client.hset(`{${lockKey}}//fence`, 'fence', '1'));
 
     c.pause();
     // Decided by a and b; b's counter is behind a's, so b must take the token and cannot.

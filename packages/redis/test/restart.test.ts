@@ -32,11 +32,12 @@ describe.skipIf(!single)('a single server restarted without persistence', { time
     const key = newKey();
     const holder = await open({ url: server.url }).tryAcquire(key, { ttlMs: 30_000 });
     expect(holder).not.toBeNull();
-    const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000 }), holder!);
+    // waitForBackend: these providers' first contact may meet the restart, and they are meant to wait for it.
+    const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000, waitForBackend: true }), holder!);
     const restartedAt = Date.now();
     await server.restart();
     // A provider that first connects after the restart has no connection to lose and races the waiter.
-    const fresh = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000 }), holder!);
+    const fresh = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 15_000, waitForBackend: true }), holder!);
     const first = await Promise.race([waiter.then((won) => ({ won, other: fresh })), fresh.then((won) => ({ won, other: waiter }))]);
     expect(first.won.holderAborted, 'holder still believed it held the lock when another was granted').toBe(true);
     expect(Date.now() - restartedAt, "the forgotten key was granted well before the holder's lease ended").toBeLessThan(15_000);
@@ -123,7 +124,8 @@ describe.skipIf(!durable)('a server with AOF and appendfsync always, killed and 
     const key = newKey();
     const holder = await open({ url: server.url }).tryAcquire(key, { ttlMs: 30_000 });
     expect(holder).not.toBeNull();
-    const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 10_000 }), holder!);
+    // waitForBackend: the waiter's first contact may meet the restart, and it is meant to wait for it.
+    const waiter = holderAbortedWhenGranted(open({ url: server.url }).acquire(key, { waitMs: 10_000, waitForBackend: true }), holder!);
     await server.restart();
     const granted = await waiter;
     expect(granted.holderAborted, 'the waiter was granted before the holder was told').toBe(true);

@@ -43,7 +43,7 @@ describe.skipIf(!server)('semaphore slots on a stopped or restarted server', { t
     // same connection: once the take has bumped the key's fence counter, the release has run too.
     const raw = new Redis(server!.url);
     try {
-      await until(async () => (await raw.exists(`holdfast:${key}//holdfast`)) === 1, 3000, 'the late slot grant lands', { everyMs: 20 });
+      await until(async () => (await raw.exists(`{holdfast:${key}}//fence`)) === 1, 3000, 'the late slot grant lands', { everyMs: 20 });
     } finally {
       raw.disconnect();
     }

@@ -2,8 +2,10 @@ import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
 import { codeOf, lostWithin, timed, until } from '@holdfast/test-harness/helpers';
 import { type RedisSet, startRedisSet } from '@holdfast/test-harness/servers';
 import { needLocalBinary, useBackend } from '@holdfast/test-harness/servers/vitest';
+import { Redis } from 'ioredis';
 import { describe, expect, test } from 'vitest';
-import { createRedisProvider, type RedisProviderOptions } from '../src/index.js';
+import { DEFAULT_PREFIX, type RedisProviderOptions } from '../src/index.js';
+import { slotQuorum } from '../src/slot-quorum.js';
 import { adminConnection, providersClosedAfterEach } from './fixture.js';
 import { quorumUrl } from './quorum-url.js';
 
@@ -15,7 +17,7 @@ const redis = await useBackend('redis');
 const set: RedisSet | null = (await needLocalBinary('redis-server')) ? null : await startRedisSet(3);
 const raw = adminConnection(redis.url, async () => set?.stop());
 
-const { providers, open: openTracked } = providersClosedAfterEach();
+const { open: openTracked } = providersClosedAfterEach();
 const open = (options: Partial<RedisProviderOptions> = {}): LockProvider => openTracked({ url: redis.url!, ...options });
 let keyCount = 0;
 const newKey = (): string => `semaphores/${process.pid}/${Date.now()}-${++keyCount}`;
@@ -58,7 +60,7 @@ describe.skipIf(!redis.url)(`semaphores on one server (${redis.label})`, { timeo
     const again = await locks.tryAcquire(key);
     expect(again!.token).toBeGreaterThan(slot!.token);
     await again!.release();
-    expect((await raw!.keys(`holdfast:${key}*`)).sort()).toEqual([`holdfast:${key}//holdfast`]);
+    expect([...(await raw!.keys(`holdfast:${key}*`)), ...(await raw!.keys(`{holdfast:${key}}*`))]).toEqual([`{holdfast:${key}}//fence`]);
   });
 
   test('a plain lock whose key was taken over by a semaphore is not held: extend and isHeld say so, with no backend error', async () => {
@@ -125,19 +127,36 @@ describe.skipIf(!redis.url)(`semaphores on one server (${redis.label})`, { timeo
   });
 });
 
-describe.skipIf(!set)('semaphores on a quorum', () => {
-  test('provider.semaphore() is an UnsupportedError before anything is sent; locks go on working', async () => {
-    const locks = createRedisProvider({ url: quorumUrl(set!.urls) });
-    providers.push(locks);
-    let thrown: unknown;
-    try {
-      locks.semaphore(newKey(), 2);
-    } catch (error) {
-      thrown = error;
+describe.skipIf(!set)('semaphores on a quorum of 3', () => {
+  test('a slot of a semaphore of 1 is on a majority, of 2 on every node (more than nodes * limit / (limit + 1)); the capabilities say so', async () => {
+    expect([1, 2, 3, 6].map((limit) => slotQuorum(3, limit))).toEqual([2, 3, 3, 3]);
+    expect([1, 2, 3, 4].map((limit) => slotQuorum(5, limit))).toEqual([3, 4, 4, 5]);
+    const url = quorumUrl(set!.urls);
+    const locks = openTracked({ url });
+    expect(locks.capabilities.semaphoreNeeds).toMatch(/nodes \* limit \/ \(limit \+ 1\)/);
+    const nodesHolding = async (key: string): Promise<number> => {
+      let holding = 0;
+      for (const node of set!.urls) {
+        const client = new Redis(node);
+        try {
+          if ((await client.zcard(`${DEFAULT_PREFIX}${key}`)) > 0) holding++;
+        } finally {
+          client.disconnect();
+        }
+      }
+      return holding;
+    };
+    for (const [limit, nodes] of [
+      [1, 2],
+      [2, 3],
+    ] as const) {
+      const key = newKey();
+      const slot = await locks.semaphore(key, limit).tryAcquire();
+      expect(slot, `a free slot of a semaphore of ${limit}`).not.toBeNull();
+      // The first `nodes` answers decide; every node is asked, so a slot lands on all 3 when all answer.
+      expect(await nodesHolding(key), `nodes holding a slot of a semaphore of ${limit}`).toBeGreaterThanOrEqual(nodes);
+      await slot!.release();
+      await until(async () => (await nodesHolding(key)) === 0, 5000, 'the slot released on every node');
     }
-    expect(codeOf(thrown)).toBe(ErrorCode.Unsupported);
-    const lock = await locks.tryAcquire(newKey());
-    expect(lock).not.toBeNull();
-    await lock!.release();
   });
 });

@@ -19,7 +19,7 @@ let keyCount = 0;
 const newKey = (): string => `wake-one/${++keyCount}`;
 
 /** Waiters in the key's server-side queue (queue-scripts.ts): each is there once its first queued attempt ran. */
-const queued = (key: string): Promise<number> => admin!.zcard(`holdfast:${key}//queue`);
+const queued = (key: string): Promise<number> => admin!.zcard(`{holdfast:${key}}//queue`);
 
 /** Each queued waiter refreshes its place every QUEUE_REFRESH_MS: the most such attempts `waiters` can make in `ms`. */
 const refreshes = (waiters: number, ms: number): number => waiters * Math.ceil(ms / QUEUE_REFRESH_MS);

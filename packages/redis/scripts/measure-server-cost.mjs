@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// The Redis server's own cost of one uncontended grant + release (issue 23): this build's two
+// scripts (dist/, build first), beside the peers' floor (SET NX PX, then a compare-and-delete
+// script), pipelined on a private redis-server so that client time does not count. Prints, per pair,
+// the server CPU (INFO cpu, user + system) and the time commandstats gives each script call.
+// Not a test: it prints figures. `node scripts/measure-server-cost.mjs [--pairs=20000] [--keys=1000]`
+import { startRedisSet } from '@holdfast/test-harness/servers';
+import { Redis } from 'ioredis';
+import { holderValue } from '../dist/holder-record.js';
+import { KeyNames } from '../dist/key-names.js';
+import { ACQUIRE_IN_TURN } from '../dist/queue-scripts.js';
+import { RELEASE } from '../dist/scripts.js';
+
+const option = (name, fallback) => Number(process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const pairs = option('pairs', 20_000);
+const width = option('keys', 1000);
+const BATCH = 200;
+const DEL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+const set = await startRedisSet(1);
+const redis = new Redis(set.urls[0]);
+try {
+  const names = new KeyNames('holdfast:', 0);
+  const delSha = await redis.script('LOAD', DEL);
+  await ACQUIRE_IN_TURN.load(redis);
+  await RELEASE.load(redis);
+  const cases = {
+    'peers: SET NX PX + compare-delete': {
+      grant: (p, key, id) => p.set(key, id, 'PX', 30_000, 'NX'),
+      release: (p, key, id) => p.evalsha(delSha, 1, key, id),
+    },
+    'holdfast: grant + release scripts': {
+      grant: (p, key, id) => {
+        const k = names.of(key);
+        ACQUIRE_IN_TURN.queue(
+          p,
+          [k.lock, k.fence, k.queue, k.queueExpiries, ...k.legacyFence],
+          [id, 30_000, holderValue(id, Date.now(), 'host/1234/abcdef', undefined)],
+        );
+      },
+      release: (p, key, id) => {
+        const k = names.of(key);
+        RELEASE.queue(p, [k.lock, k.queue, k.queueExpiries], [id, k.channel]);
+      },
+    },
+  };
+  for (let round = 0; round < 2; round++) {
+    for (const [label, { grant, release }] of Object.entries(cases)) {
+      await redis.config('RESETSTAT');
+      const before = await cpuMicros(redis);
+      for (let batch = 0; batch < pairs / BATCH; batch++) {
+        const held = [];
+        let pipeline = redis.pipeline();
+        for (let i = 0; i < BATCH; i++) {
+          const key = `cost/${(batch * BATCH + i) % width}`;
+          const id = `id-${batch}-${i}-${Math.random().toString(36).slice(2)}`;
+          held.push([key, id]);
+          grant(pipeline, key, id);
+        }
+        await pipeline.exec();
+        pipeline = redis.pipeline();
+        for (const [key, id] of held) release(pipeline, key, id);
+        await pipeline.exec();
+      }
+      const cpu = (await cpuMicros(redis)) - before;
+      const stats = await commandStats(redis);
+      const scripts = ['evalsha', 'eval'].map((name) => stats.get(name)).filter(Boolean);
+      const perScript = scripts.map((stat) => `${(stat.usec / stat.calls).toFixed(2)} us per ${stat.name}`).join(', ');
+      const inner = [...stats.values()].filter((stat) => !['evalsha', 'eval', 'info', 'config|resetstat'].includes(stat.name));
+      const commands = inner.reduce((sum, stat) => sum + stat.calls, 0) / pairs;
+      console.log(
+        `${label.padEnd(36)} ${(cpu / pairs).toFixed(2).padStart(6)} us server CPU per pair; ${commands.toFixed(1)} commands; ${perScript}`,
+      );
+    }
+  }
+} finally {
+  redis.disconnect();
+  await set.stop();
+}
+
+async function cpuMicros(client) {
+  const info = await client.info('cpu');
+  const seconds = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)[1]);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+}
+
+async function commandStats(client) {
+  const stats = new Map();
+  for (const [, name, calls, usec] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    stats.set(name, { name, calls: Number(calls), usec: Number(usec) });
+  return stats;
+}
