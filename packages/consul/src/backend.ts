@@ -6,6 +6,7 @@ import {
   type GrantOutcome,
   type GrantRequest,
   type LockBackend,
+  type ModeRequest,
   type QueuePlace,
   type SlotRequest,
   sleep,
@@ -14,9 +15,10 @@ import {
 import { DEFAULT_LOCK_DELAY_MS, MAX_SESSION_TTL_MS, MIN_SESSION_TTL_MS, SESSION_TTL_MULTIPLIER } from './constants.js';
 import { ConsulHttp } from './consul-http.js';
 import type { GrantContext } from './grant.js';
-import { inspectKey, type LockSpace, listLocks, slotHolders } from './inspection.js';
+import { inspectKey, type LockSpace, listLocks, modeHolders, slotHolders } from './inspection.js';
 import { type ConsulWake, tryGrant } from './lock.js';
 import type { ResolvedOptions } from './options.js';
+import { readWritePlace, tryGrantMode } from './read-write.js';
 import { forceRelease, releaseAttempt } from './release.js';
 import { tryGrantSlot } from './semaphore.js';
 import { abandonSlot, forceReleaseSlots, semaphorePlace } from './semaphore-record.js';
@@ -97,6 +99,15 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return slotHolders(this.space, key, call.signal);
   }
 
+  /** A reader's or the writer's grant: the semaphore's protocol with each holder's mode in the record (read-write.ts). */
+  tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<ConsulWake>> {
+    return tryGrantMode(this.grants, this.options, request, call);
+  }
+
+  modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return modeHolders(this.space, key, call.signal);
+  }
+
   /** Behind the head of the key's queue, the queue's wait; otherwise (the head, semaphores, observers) the key's. */
   async waitForChange(key: string, busy: Busy<ConsulWake>, options: WaitOptions): Promise<void> {
     const waiter = this.queue.behindHead(options.place);
@@ -115,7 +126,8 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     this.queue.leave(place);
   }
 
-  abandon(request: GrantRequest | SlotRequest, call: CallContext): Promise<void> {
+  abandon(request: GrantRequest | SlotRequest | ModeRequest, call: CallContext): Promise<void> {
+    if ('mode' in request) return abandonSlot(this.http, readWritePlace(this.options.prefix, request.key), request.lockId, call.signal);
     if ('limit' in request) return abandonSlot(this.http, semaphorePlace(this.options.prefix, request.key), request.lockId, call.signal);
     return releaseAttempt(this.http, this.consulKey(request.key), request.lockId, call.signal);
   }
@@ -128,10 +140,11 @@ export class ConsulBackend implements LockBackend<ConsulWake> {
     return listLocks(this.space, prefix, call.signal);
   }
 
-  /** The key's lock, or else every slot of its semaphore (a key is never both). */
+  /** The key's lock, or else every slot of its semaphore, or else every grant of its read-write lock (a key is one of them). */
   async forceRelease(key: string, call: CallContext): Promise<boolean> {
     if (await forceRelease(this.http, key, this.consulKey(key), call.signal)) return true;
-    return forceReleaseSlots(this.http, semaphorePlace(this.options.prefix, key), call.signal);
+    if (await forceReleaseSlots(this.http, semaphorePlace(this.options.prefix, key), call.signal)) return true;
+    return forceReleaseSlots(this.http, readWritePlace(this.options.prefix, key), call.signal);
   }
 
   /**

@@ -31,3 +31,10 @@ export const SEMAPHORE_SESSION_NAME = 'Consul API Semaphore';
 export const QUEUE_SESSION_NAME = 'Holdfast wait queue';
 /** The Go semaphore's coordination key under its prefix. */
 export const SEMAPHORE_LOCK_KEY = '.lock';
+/**
+ * KV flags of a read-write lock's coordination key and entries: Holdfast's own (not a Go peer's), so
+ * neither `consul lock -n N` nor a Holdfast semaphore ever mistakes a read-write record for its own.
+ */
+export const READ_WRITE_FLAG = '7381554790119243102';
+/** The Limit a read-write record carries for Go's record shape: the modes, not a count, decide who enters. */
+export const READ_WRITE_LIMIT = 2_147_483_647;

@@ -1,5 +1,5 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
-import { LOCK_FLAG } from './constants.js';
+import { LOCK_FLAG, READ_WRITE_FLAG } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import {
   decodeLockValue,
@@ -13,7 +13,7 @@ import {
   readKey,
   transact,
 } from './kv.js';
-import { readSemaphore, semaphorePlace } from './semaphore-record.js';
+import { readSemaphore, type SemaphorePlace, type SemaphoreState, semaphorePlace } from './semaphore-record.js';
 import { type SessionInfo, sessionInfo } from './session.js';
 
 /** Where the provider's locks live: user key "a/b" is Consul key "<prefix>/a/b". */
@@ -74,15 +74,32 @@ export async function listLocks(space: LockSpace, keyPrefix: string, signal: Abo
  * A semaphore's live holders, oldest grant first, from one read of its directory: each holder's
  * contender entry names it (a Holdfast value), or its session does (a `consul lock -n` peer).
  */
-export async function slotHolders(space: LockSpace, key: string, signal: AbortSignal): Promise<LockInfo[]> {
+export function slotHolders(space: LockSpace, key: string, signal: AbortSignal): Promise<LockInfo[]> {
   const place = semaphorePlace(space.prefix, key);
+  return holdersOf(space, place, signal, (state) => ({ limit: state.limit }));
+}
+
+/** A read-write lock's holders, each with `details.mode`. */
+export function modeHolders(space: LockSpace, key: string, signal: AbortSignal): Promise<LockInfo[]> {
+  const place = semaphorePlace(space.prefix, key, READ_WRITE_FLAG);
+  return holdersOf(space, place, signal, (state, session) => ({ mode: state.modes.get(session) }));
+}
+
+/** The live holders of a coordination record, oldest grant first. */
+async function holdersOf(
+  space: LockSpace,
+  place: SemaphorePlace,
+  signal: AbortSignal,
+  detailsOf: (state: SemaphoreState, session: string) => Record<string, unknown>,
+): Promise<LockInfo[]> {
+  const { key } = place;
   const state = await readSemaphore(space.http, place, signal);
   if (state.problem !== undefined) throw new LockConflictError(key, state.problem);
   const holders = await Promise.all(
     state.holders.map(async (session) => {
       const entry = state.bySession.get(session)!;
       const foreign = lockIdOf(entry) === undefined ? await sessionInfo(space.http, session, signal) : undefined;
-      return lockInfoOf(key, entry, { limit: state.limit, coordinationKey: place.coordinationKey }, foreign);
+      return lockInfoOf(key, entry, { ...detailsOf(state, session), coordinationKey: place.coordinationKey }, foreign);
     }),
   );
   return holders.sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));

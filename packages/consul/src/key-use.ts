@@ -1,4 +1,5 @@
 import { LockConflictError } from '@holdfast/core';
+import { READ_WRITE_FLAG } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { isLockEntry, readKey, type TxnKvOp } from './kv.js';
 import { readSemaphore, type SemaphorePlace } from './semaphore-record.js';
@@ -22,12 +23,19 @@ export function noSemaphore(place: SemaphorePlace): TxnKvOp[] {
  * holders are all dead is deleted in the lock's transaction (Go's Semaphore.Destroy); a coordination
  * key that is no semaphore's (`consul lock <prefix>/k`, a Holdfast lock on "k/.lock") is another key.
  */
-export async function semaphoreGuard(http: ConsulHttp, place: SemaphorePlace, signal: AbortSignal): Promise<TxnKvOp[]> {
-  const state = await readSemaphore(http, place, signal, false);
+export async function semaphoreGuard(http: ConsulHttp, semaphore: SemaphorePlace, signal: AbortSignal): Promise<TxnKvOp[]> {
+  // The same coordination key serves a read-write lock (read-write.ts), under its own flags.
+  const seen = await readSemaphore(http, semaphore, signal, false);
+  const readWrite = seen.entry?.Flags === READ_WRITE_FLAG;
+  const place = readWrite ? { ...semaphore, flag: READ_WRITE_FLAG } : semaphore;
+  const state = readWrite ? await readSemaphore(http, place, signal, false) : seen;
   if (!state.entry) return noSemaphore(place);
   if (state.problem !== undefined) return [];
   if (state.holders.length > 0) {
-    throw new LockConflictError(place.key, `it is in use as a semaphore (${state.holders.length} of ${state.limit} slots held)`);
+    const use = readWrite
+      ? `a read-write lock (${state.holders.length} holders)`
+      : `a semaphore (${state.holders.length} of ${state.limit} slots held)`;
+    throw new LockConflictError(place.key, `it is in use as ${use}`);
   }
   return [{ Verb: 'delete-cas', Key: place.coordinationKey, Index: state.entry.ModifyIndex }];
 }
@@ -47,7 +55,10 @@ export async function lockGuard(http: ConsulHttp, place: SemaphorePlace, session
   const { entry } = await readKey(http, place.lockKey, false, signal);
   if (!entry) return noLock(place);
   if (!isLockEntry(entry)) return [];
-  if (entry.Session) throw new LockConflictError(place.key, 'it is held as a plain lock, not a semaphore');
+  if (entry.Session) {
+    const use = place.flag === READ_WRITE_FLAG ? 'a read-write lock' : 'a semaphore';
+    throw new LockConflictError(place.key, `it is held as a plain lock, not ${use}`);
+  }
   return [
     { Verb: 'check-index', Key: place.lockKey, Index: entry.ModifyIndex },
     { Verb: 'lock', Key: place.lockKey, Session: session, Flags: entry.Flags },

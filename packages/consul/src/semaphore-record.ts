@@ -1,3 +1,4 @@
+import type { LockMode } from '@holdfast/core/backend';
 import { SEMAPHORE_FLAG, SEMAPHORE_LOCK_KEY } from './constants.js';
 import type { ConsulHttp } from './consul-http.js';
 import { decodeValue, encodeValue, type KvEntry, lockIdOf, readEntries, type TxnKvOp, transact } from './kv.js';
@@ -19,11 +20,13 @@ export interface SemaphorePlace {
   readonly coordinationKey: string;
   /** `<prefix>/<key>`: the same key as a plain lock, never held while slots are. */
   readonly lockKey: string;
+  /** The KV flags of its entries: SEMAPHORE_FLAG, or READ_WRITE_FLAG for a read-write lock (read-write.ts). */
+  readonly flag: string;
 }
 
-export function semaphorePlace(prefix: string, key: string): SemaphorePlace {
+export function semaphorePlace(prefix: string, key: string, flag = SEMAPHORE_FLAG): SemaphorePlace {
   const lockKey = `${prefix}/${key}`;
-  return { key, dir: `${lockKey}/`, coordinationKey: `${lockKey}/${SEMAPHORE_LOCK_KEY}`, lockKey };
+  return { key, dir: `${lockKey}/`, coordinationKey: `${lockKey}/${SEMAPHORE_LOCK_KEY}`, lockKey, flag };
 }
 
 export function isSemaphoreDir(watchKey: string): boolean {
@@ -49,27 +52,32 @@ export interface SemaphoreState {
   readonly recorded: readonly string[];
   /** The directory's entries by the session holding them: the contender entries. */
   readonly bySession: ReadonlyMap<string, KvEntry>;
+  /** A read-write record's mode per holder session (empty for a semaphore's). */
+  readonly modes: ReadonlyMap<string, LockMode>;
 }
 
+/** Go's record; a read-write lock's adds `Modes` (Go ignores fields it does not know). */
 interface CoordinationRecord {
   readonly Limit: number;
   readonly Holders: Readonly<Record<string, boolean>>;
+  readonly Modes?: Readonly<Record<string, LockMode>>;
 }
 
-export function semaphoreState(dir: string, entries: readonly KvEntry[]): SemaphoreState {
+export function semaphoreState(dir: string, entries: readonly KvEntry[], flag = SEMAPHORE_FLAG): SemaphoreState {
   const coordinationKey = `${dir}${SEMAPHORE_LOCK_KEY}`;
   const entry = entries.find((candidate) => candidate.Key === coordinationKey);
   const bySession = new Map<string, KvEntry>();
   for (const candidate of entries) if (candidate.Session && candidate.Key.startsWith(dir)) bySession.set(candidate.Session, candidate);
-  const empty = { entry, limit: undefined, holders: [], recorded: [], bySession };
-  if (!entry || entry.Value === null)
-    return { ...empty, problem: entry && entry.Flags !== SEMAPHORE_FLAG ? notSemaphore(entry) : undefined };
-  if (entry.Flags !== SEMAPHORE_FLAG) return { ...empty, problem: notSemaphore(entry) };
+  const empty = { entry, limit: undefined, holders: [], recorded: [], bySession, modes: new Map<string, LockMode>() };
+  if (!entry || entry.Value === null) return { ...empty, problem: entry && entry.Flags !== flag ? notSemaphore(entry, flag) : undefined };
+  if (entry.Flags !== flag) return { ...empty, problem: notSemaphore(entry, flag) };
   const record = decodeRecord(decodeValue(entry));
   if (!record) return { ...empty, problem: `its coordination key ${entry.Key} holds no semaphore record` };
   const recorded = Object.keys(record.Holders).filter((session) => record.Holders[session]);
   const holders = recorded.filter((session) => bySession.has(session));
-  return { entry, problem: undefined, limit: record.Limit, holders, recorded, bySession };
+  const modes = new Map<string, LockMode>();
+  for (const session of recorded) modes.set(session, record.Modes?.[session] === 'shared' ? 'shared' : 'exclusive');
+  return { entry, problem: undefined, limit: record.Limit, holders, recorded, bySession, modes };
 }
 
 /** Slots free in this state; without a record (or with a foreign one, a conflict to be reported) as good as unlimited. */
@@ -79,9 +87,19 @@ export function roomIn(state: SemaphoreState): number {
 }
 
 /** The coordination value as Go's encodeLock writes it (JSON of {Limit, Holders}), base64 for a transaction. */
-export function encodeRecord(limit: number, holders: Iterable<string>): string {
-  const record: CoordinationRecord = { Limit: limit, Holders: Object.fromEntries([...holders].map((session) => [session, true])) };
+export function encodeRecord(limit: number, holders: Iterable<string>, modes?: ReadonlyMap<string, LockMode>): string {
+  const sessions = [...holders];
+  const record: CoordinationRecord = {
+    Limit: limit,
+    Holders: Object.fromEntries(sessions.map((session) => [session, true])),
+    ...(modes && { Modes: Object.fromEntries(sessions.map((session) => [session, modes.get(session) ?? 'exclusive'])) }),
+  };
   return encodeValue(JSON.stringify(record));
+}
+
+/** The state's record with only `holders` (each keeping its mode, for a read-write record), for a check-and-set. */
+export function encodeStateRecord(place: SemaphorePlace, state: SemaphoreState, holders: readonly string[]): string {
+  return encodeRecord(state.limit!, holders, place.flag === SEMAPHORE_FLAG ? undefined : state.modes);
 }
 
 function decodeRecord(text: string): CoordinationRecord | null {
@@ -89,14 +107,18 @@ function decodeRecord(text: string): CoordinationRecord | null {
     const parsed = JSON.parse(text) as Partial<CoordinationRecord> | null;
     if (!parsed || !Number.isInteger(parsed.Limit) || (parsed.Limit as number) < 1) return null;
     const holders = parsed.Holders ?? {};
-    return typeof holders === 'object' ? { Limit: parsed.Limit as number, Holders: holders } : null;
+    if (typeof holders !== 'object') return null;
+    // A read-write record's modes must survive the decoding: without them every holder reads as a writer.
+    const modes = parsed.Modes !== null && typeof parsed.Modes === 'object' ? { Modes: parsed.Modes } : {};
+    return { Limit: parsed.Limit as number, Holders: holders, ...modes };
   } catch {
     return null;
   }
 }
 
-function notSemaphore(entry: KvEntry): string {
-  return `existing key does not match semaphore use (${entry.Key} has flags ${entry.Flags}, semaphore flag ${SEMAPHORE_FLAG})`;
+function notSemaphore(entry: KvEntry, flag: string): string {
+  const use = flag === SEMAPHORE_FLAG ? 'semaphore' : 'read-write lock';
+  return `existing key does not match ${use} use (${entry.Key} has flags ${entry.Flags}, ${use} flag ${flag})`;
 }
 
 /** Why this state no longer counts `session` among the semaphore's live holders, or undefined while it does. */
@@ -163,12 +185,12 @@ export async function readSemaphore(
   consistent = true,
 ): Promise<SemaphoreState & { readonly index: bigint }> {
   const { entries, index } = await readEntries(http, place.dir, { recurse: true, consistent, signal });
-  return { ...semaphoreState(place.dir, entries), index };
+  return { ...semaphoreState(place.dir, entries, place.flag), index };
 }
 
 /** The record with only `holders` left, by check-and-set; deleted when none is left. */
 function recordWithout(place: SemaphorePlace, state: SemaphoreState, holders: readonly string[]): TxnKvOp {
   const Index = state.entry!.ModifyIndex;
   if (holders.length === 0) return { Verb: 'delete-cas', Key: place.coordinationKey, Index };
-  return { Verb: 'cas', Key: place.coordinationKey, Index, Flags: SEMAPHORE_FLAG, Value: encodeRecord(state.limit!, holders) };
+  return { Verb: 'cas', Key: place.coordinationKey, Index, Flags: place.flag, Value: encodeStateRecord(place, state, holders) };
 }

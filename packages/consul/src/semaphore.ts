@@ -1,6 +1,13 @@
 import { BackendError, LockConflictError } from '@holdfast/core';
-import { busy, type CallContext, type GrantOutcome, granted, type SlotRequest } from '@holdfast/core/backend';
-import { SEMAPHORE_FLAG } from './constants.js';
+import {
+  busy,
+  type CallContext,
+  type GrantOutcome,
+  type GrantRequest,
+  granted,
+  type LockMode,
+  type SlotRequest,
+} from '@holdfast/core/backend';
 import { ConsulGrant, type GrantContext, type Move, unlessAbandoned } from './grant.js';
 import { lockGuard, noLock } from './key-use.js';
 import {
@@ -18,6 +25,7 @@ import type { AcquireSettings, ConsulWake } from './lock.js';
 import {
   contenderKey,
   encodeRecord,
+  encodeStateRecord,
   leaveSemaphore,
   readSemaphore,
   roomIn,
@@ -58,15 +66,37 @@ interface Seen {
  *    a conflict; a lock-delay on the lock key → busy until the retry time; the session unknown →
  *    once more with a new one. Busy after all: the session, which holds nothing, becomes a spare.
  */
-export async function tryGrantSlot(
+export function tryGrantSlot(
   context: GrantContext,
   settings: AcquireSettings,
   request: SlotRequest,
   call: CallContext,
 ): Promise<GrantOutcome<ConsulWake>> {
   const place = semaphorePlace(settings.prefix, request.key);
-  let seen = await readForClaim(context, place, request.limit, call.signal);
-  if (roomIn(seen.state) === 0) return busy({ index: seen.index, slots: true });
+  return claimPlace(context, settings, request, call, { place, limit: request.limit, admits: (state) => roomIn(state) > 0 });
+}
+
+/** What one claim of a coordination record asks for: a slot of a semaphore, or a read-write grant (read-write.ts). */
+export interface Claim {
+  readonly place: SemaphorePlace;
+  readonly limit: number;
+  /** Whether this state lets the claim in. */
+  readonly admits: (state: SemaphoreState) => boolean;
+  /** A read-write grant's mode, written beside its session in the record. */
+  readonly mode?: LockMode;
+}
+
+/** The attempt described above, for a slot or a read-write grant. */
+export async function claimPlace(
+  context: GrantContext,
+  settings: AcquireSettings,
+  request: GrantRequest,
+  call: CallContext,
+  claim: Claim,
+): Promise<GrantOutcome<ConsulWake>> {
+  const { place, limit } = claim;
+  let seen = await readForClaim(context, place, limit, call.signal);
+  if (!claim.admits(seen.state)) return busy({ index: seen.index, slots: true });
   let session = await context.sessions.forSlot(request, call.signal);
   let freshSession = false;
   const acquiredAt = new Date();
@@ -76,7 +106,7 @@ export async function tryGrantSlot(
   let unanswered = false;
   try {
     for (let round = 0; ; round++) {
-      const ops = claimOps(place, session.id, value, request.limit, seen.state, guard);
+      const ops = claimOps(claim, session.id, value, seen.state, guard);
       // Until the answer arrives, the claim may have landed (or may still land).
       unanswered = true;
       const result = await transact(context.http, ops, call.signal);
@@ -102,8 +132,8 @@ export async function tryGrantSlot(
         continue;
       }
       if (failedAt(result, 1, guard.length)) guard = await lockGuard(context.http, place, session.id, call.signal);
-      if (failedAt(result, ops.length - 1)) seen = await readForClaim(context, place, request.limit, call.signal);
-      if (roomIn(seen.state) === 0 || round >= MAX_CLAIM_ROUNDS) {
+      if (failedAt(result, ops.length - 1)) seen = await readForClaim(context, place, limit, call.signal);
+      if (!claim.admits(seen.state) || round >= MAX_CLAIM_ROUNDS) {
         context.sessions.spare(session);
         return busy({ index: seen.index, slots: true });
       }
@@ -126,20 +156,15 @@ async function readForClaim(context: GrantContext, place: SemaphorePlace, limit:
 }
 
 /** [contender entry, ...guard, record]: a record with another limit but no live holder is taken over with ours. */
-function claimOps(
-  place: SemaphorePlace,
-  session: string,
-  value: string,
-  limit: number,
-  state: SemaphoreState,
-  guard: readonly TxnKvOp[],
-): TxnKvOp[] {
-  const record = encodeRecord(limit, [...state.holders, session]);
+function claimOps(claim: Claim, session: string, value: string, state: SemaphoreState, guard: readonly TxnKvOp[]): TxnKvOp[] {
+  const { place, limit, mode } = claim;
+  const modes = mode === undefined ? undefined : new Map(state.modes).set(session, mode);
+  const record = encodeRecord(limit, [...state.holders, session], modes);
   return [
-    { Verb: 'lock', Key: contenderKey(place.dir, session), Session: session, Flags: SEMAPHORE_FLAG, Value: value },
+    { Verb: 'lock', Key: contenderKey(place.dir, session), Session: session, Flags: place.flag, Value: value },
     ...guard,
     // Index 0: only if there is no record yet.
-    { Verb: 'cas', Key: place.coordinationKey, Index: state.entry?.ModifyIndex ?? 0, Flags: SEMAPHORE_FLAG, Value: record },
+    { Verb: 'cas', Key: place.coordinationKey, Index: state.entry?.ModifyIndex ?? 0, Flags: place.flag, Value: record },
   ];
 }
 
@@ -167,7 +192,7 @@ export class SlotGrant extends ConsulGrant {
   }
 
   lossIn(view: SnapshotView): string | undefined {
-    return whyNotHolder(semaphoreState(this.place.dir, view.under(this.place.dir)), this.session.id);
+    return whyNotHolder(semaphoreState(this.place.dir, view.under(this.place.dir), this.place.flag), this.session.id);
   }
 
   protected async check(signal: AbortSignal): Promise<string | undefined> {
@@ -191,15 +216,16 @@ export class SlotGrant extends ConsulGrant {
     const value = decodeLockValue(decodeValue(contender));
     const moved = value ? encodeLockValue({ ...value, token: this.token.toString() }) : (contender.Value ?? '');
     const holders = state.holders.map((holder) => (holder === this.session.id ? next.id : holder));
+    const modes = new Map(state.modes).set(next.id, state.modes.get(this.session.id) ?? 'exclusive');
     return {
       ops: [
-        { Verb: 'lock', Key: contenderKey(this.place.dir, next.id), Session: next.id, Flags: SEMAPHORE_FLAG, Value: moved },
+        { Verb: 'lock', Key: contenderKey(this.place.dir, next.id), Session: next.id, Flags: this.place.flag, Value: moved },
         {
           Verb: 'cas',
           Key: this.place.coordinationKey,
           Index: state.entry!.ModifyIndex,
-          Flags: SEMAPHORE_FLAG,
-          Value: encodeRecord(state.limit!, holders),
+          Flags: this.place.flag,
+          Value: encodeStateRecord(this.place, { ...state, modes }, holders),
         },
         { Verb: 'delete', Key: contender.Key },
       ],

@@ -39,6 +39,12 @@ export async function createSession(http: ConsulHttp, spec: SessionSpec, signal?
     TTL: `${spec.ttlMs}ms`,
     LockDelay: spec.lockDelayMs === undefined ? undefined : `${spec.lockDelayMs}ms`,
     Behavior: spec.behavior ?? 'release',
+    // No node checks (Consul's default is the agent's serfHealth): a session then ends only at its
+    // TTL, which the holder's own renewal deadline is built on. With serfHealth, a majority that
+    // marks a partitioned agent's node failed frees its keys within seconds, while the holder on
+    // the minority side still counts on its TTL: once the lock-delay is shorter than that gap, the
+    // key is granted twice (the nemesis' majority/minority split did so with lockDelay=1s).
+    NodeChecks: [],
   });
   for (;;) {
     try {

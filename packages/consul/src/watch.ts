@@ -1,5 +1,5 @@
 import { linkedController, sleep, type WaitList } from '@holdfast/core/backend';
-import { BLOCKING_WAIT_MS } from './constants.js';
+import { BLOCKING_WAIT_MS, READ_WRITE_FLAG, SEMAPHORE_LOCK_KEY } from './constants.js';
 import { ConsulHttpError } from './consul-http.js';
 import type { KvEntry, KvSnapshot } from './kv.js';
 import { isSemaphoreDir, roomIn, semaphoreState } from './semaphore-record.js';
@@ -226,8 +226,19 @@ export class SnapshotView {
   }
 }
 
-/** How many waiters the read lets in: a lock key held by no session, one; a semaphore, its free slots. */
+/**
+ * How many waiters the read lets in: a lock key held by no session, one; a semaphore, its free slots;
+ * a read-write lock, every waiter once no holder is left: the watch does not know a waiter's mode, so
+ * readers kept out by a writer are woken together when it is gone, as is a writer kept out by readers.
+ * Any holder left means no room: a writer kept out by readers must not wake at each reader's change.
+ */
 export function roomFor(view: SnapshotView, watchKey: string): number {
-  if (isSemaphoreDir(watchKey)) return roomIn(semaphoreState(watchKey, view.under(watchKey)));
+  if (isSemaphoreDir(watchKey)) {
+    const entries = view.under(watchKey);
+    if (view.entry(`${watchKey}${SEMAPHORE_LOCK_KEY}`)?.Flags === READ_WRITE_FLAG) {
+      return semaphoreState(watchKey, entries, READ_WRITE_FLAG).holders.length === 0 ? Number.POSITIVE_INFINITY : 0;
+    }
+    return roomIn(semaphoreState(watchKey, entries));
+  }
   return view.entry(watchKey)?.Session ? 0 : 1;
 }

@@ -22,6 +22,13 @@ describe.skipIf(!url)(`consul (${consul.label})`, () => {
     faults: url
       ? { server: addressOf(url), createProviderAt: (address, bounds) => createLockProvider(urlAt(url, address), bounds) }
       : { unsupported: 'no consul agent' },
+    // Told promptly but not first: a forced release has no lock-delay, and the holder's monitor and the
+    // next candidate's blocking query are answered from the same index change; case 76 saw the next
+    // term start first once in a CI rehearsal. The fence refuses the old term's writes meanwhile.
+    forcedReleaseToldAtRenewal: {
+      reason:
+        "a holder learns another provider's forced release from its monitor's blocking query, answered from the same index change as the next candidate's",
+    },
     // Consul's minimum session TTL.
     shortTtlMs: 10_000,
     promptWakeMs: 1500,

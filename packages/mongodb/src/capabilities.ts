@@ -16,6 +16,7 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
     // as the lease ends), and each is up to one poll interval (and the last ping one interval) late.
     expiryGraceMs: settings.lockExpirationMs + 2 * settings.pollIntervalMs + settings.pingIntervalMs,
     renewal: 'backend',
+    noReadWrite: 'not built yet: readers would be version records like the FerretDB slots, and mongod has none of those (issue 26)',
   });
 }
 

@@ -50,6 +50,7 @@ export function parseMongoUrl(url: string | URL): UrlSettings {
   const base = queryAt < 0 ? text : text.slice(0, queryAt);
   const kept = new URLSearchParams();
   const settings: Record<string, string | number> = {};
+  const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(queryAt < 0 ? '' : text.slice(queryAt + 1))) {
     if (!name.startsWith('holdfast')) {
       kept.append(name, value);
@@ -57,6 +58,9 @@ export function parseMongoUrl(url: string | URL): UrlSettings {
     }
     const renamed = RENAMED_OPTIONS[name];
     if (renamed !== undefined) throw new InvalidArgumentError('url', `parameter ${name} was renamed ${renamed}`);
+    // The driver's own parameters may repeat (readPreferenceTags); Holdfast's never do.
+    if (seen.has(name)) throw new InvalidArgumentError('url', `parameter "${name}" is given more than once`);
+    seen.add(name);
     const setting = URL_PARAMETERS[name as keyof typeof URL_PARAMETERS];
     if (!setting)
       throw new InvalidArgumentError('url', `unknown parameter "${name}"; expected one of ${Object.keys(URL_PARAMETERS).join(' ')}`);

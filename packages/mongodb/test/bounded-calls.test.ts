@@ -62,7 +62,11 @@ describe('every call is bounded when nothing listens (closed loopback port)', ()
     const locks = createMongoProvider({ url });
     try {
       const signal = AbortSignal.timeout(500);
-      const { ms, error } = await timed(locks.acquire('closed/abort', { waitMs: 30_000, signal }), HANG_MS, 'acquire');
+      const { ms, error } = await timed(
+        locks.acquire('closed/abort', { waitMs: 30_000, signal, waitForBackend: true }),
+        HANG_MS,
+        'acquire',
+      );
       expect(codeOf(error), String(error)).toBe(ErrorCode.Aborted);
       expect(ms).toBeLessThan(500 + SLACK_MS);
     } finally {

@@ -12,4 +12,6 @@ export const MYSQL_CAPABILITIES: Capabilities = Object.freeze({
   // Every statement judges the stored expiry against the server's clock: a crashed holder's row is free at its end.
   expiryGraceMs: 0,
   renewal: 'per-lock',
+  // Read-write locks: no writerPreferred. Waiters poll, with no line of places, so a steady stream of
+  // readers can keep a waiting writer out (docs/read-write.md).
 });

@@ -1,6 +1,8 @@
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { LockTable } from './lock-table.js';
+import { modeTakeStatement } from './mode-statements.js';
+import { ModeTable } from './mode-table.js';
 import { MysqlBackend } from './mysql-backend.js';
 import { adapterOptions, checkOptions, type MysqlProviderOptions } from './options.js';
 import { openPool } from './pool.js';
@@ -35,6 +37,7 @@ export function createMysqlProvider(options: MysqlProviderOptions): LockProvider
     runner,
     new LockTable(db, sql, names),
     new SlotTable(db, sql, slotStatements(names)),
+    new ModeTable(db, sql, modeTakeStatement(names)),
     settings.pollIntervalMs,
   );
   return createProvider(backend, common);

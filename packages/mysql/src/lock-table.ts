@@ -29,10 +29,15 @@ export async function reserve(run: Run, sql: Statements, key: Buffer): Promise<s
 
 /** Granted when the key's live row is this attempt's lock, busy with whoever holds it, a conflict for a semaphore. */
 function answer(state: KeyState | null, request: GrantRequest): GrantAnswer {
-  if (state?.kind === 'semaphore') {
-    throw new LockConflictError(request.key, `it is in use as a semaphore with limit ${state.limit}, not as a plain lock`);
-  }
+  if (state !== null && state.kind !== 'lock')
+    throw new LockConflictError(request.key, `it is in use as ${inUseAs(state)}, not as a plain lock`);
   return state?.lockId === request.lockId ? { granted: true, lock: state.lock } : { granted: false, holder: state?.holder ?? null };
+}
+
+/** How a key is in use, for a LockConflictError's message. */
+export function inUseAs(state: KeyState): string {
+  if (state.kind === 'lock') return 'a plain lock';
+  return state.kind === 'semaphore' ? `a semaphore with limit ${state.limit}` : 'a read-write lock';
 }
 
 const lockIdOf = (state: KeyState | null): string | undefined => (state?.kind === 'lock' ? state.lockId : undefined);

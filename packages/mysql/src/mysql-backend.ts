@@ -1,5 +1,6 @@
 import type { LockInfo } from '@holdfast/core';
 import {
+  type BackendGrant,
   type Busy,
   busy,
   type CallContext,
@@ -7,8 +8,10 @@ import {
   type GrantOutcome,
   type GrantRequest,
   granted,
+  isModeRequest,
   isSlotRequest,
   type LockBackend,
+  type ModeRequest,
   type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
@@ -16,6 +19,7 @@ import { MYSQL_CAPABILITIES } from './capabilities.js';
 import { HeldSlotWatch } from './held-slot-watch.js';
 import { type Holder, KeyWatch } from './key-watch.js';
 import type { GrantAnswer, LockTable } from './lock-table.js';
+import type { ModeTable } from './mode-table.js';
 import { type GrantStatements, MysqlGrant } from './mysql-grant.js';
 import type { SlotTable } from './slot-table.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -23,7 +27,7 @@ import type { SqlRunner } from './sql-runner.js';
 /** What a busy answer tells the wait that follows it: the holder it saw (token, lease left by the server's clock, a free slot or not). */
 export type MysqlWake = Holder;
 
-/** Lease mode: a row per held key (a lock, or a semaphore's slots), a few autocommit statements per operation, polled wake-ups. */
+/** Lease mode: a row per held key (a lock, a semaphore's slots, a read-write lock's grants), a few autocommit statements per operation, polled wake-ups. */
 export class MysqlBackend implements LockBackend<MysqlWake> {
   readonly name = 'mysql';
   readonly capabilities = MYSQL_CAPABILITIES;
@@ -37,6 +41,7 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
     private readonly runner: SqlRunner,
     private readonly locks: LockTable,
     private readonly slots: SlotTable,
+    private readonly modes: ModeTable,
     pollIntervalMs: number,
   ) {
     this.watch = new KeyWatch((key, signal) => locks.holder(key, signal), pollIntervalMs);
@@ -58,12 +63,23 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
   }
 
   async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MysqlWake>> {
-    const answer = await this.slots.grant(request, call.signal);
-    return this.outcome(answer, (slot) => {
-      // Told within a poll interval when the slot is force-released, rather than at its next renewal.
-      const unwatch = this.heldSlots.watch(request.key, request.lockId, () => request.onLost('its slot is gone: force-released or lapsed'));
-      return new MysqlGrant(this.slots, request.key, request.lockId, slot.token, slot.acquiredAt, slot.expiresAt!, unwatch);
-    });
+    return this.outcome(await this.slots.grant(request, call.signal), (slot) => this.slotGrant(request, slot));
+  }
+
+  /** A read-write grant is a slot of its key's row (mode-statements.ts): kept, freed, checked and watched as one. */
+  async tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<MysqlWake>> {
+    return this.outcome(await this.modes.grant(request, call.signal), (grant) => this.slotGrant(request, grant));
+  }
+
+  modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return this.modes.holders(key, call.signal);
+  }
+
+  /** A handed-off lock or slot: the grant is its key and lockId; core renews it at once, owner-checked. */
+  async resumeGrant(request: GrantRequest, held: { readonly token: bigint; readonly acquiredAt: Date }): Promise<BackendGrant> {
+    if (!isSlotRequest(request))
+      return new MysqlGrant(this.lockStatements, request.key, request.lockId, held.token, held.acquiredAt, new Date());
+    return this.slotGrant(request, { ...held, expiresAt: new Date() });
   }
 
   slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
@@ -75,7 +91,7 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
   }
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    const table = isSlotRequest(request) ? this.slots : this.locks;
+    const table = isSlotRequest(request) || isModeRequest(request) ? this.slots : this.locks;
     await table.release(request.key, request.lockId, call.signal);
   }
 
@@ -96,6 +112,13 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
     this.heldSlots.close();
     this.lockRenewals.flush();
     await this.runner.close(call.signal);
+  }
+
+  /** Told within a poll interval when the slot (or read-write grant) is force-released, rather than at its next renewal. */
+  private slotGrant(request: GrantRequest, slot: Pick<LockInfo, 'token' | 'acquiredAt' | 'expiresAt'>): MysqlGrant {
+    const what = isModeRequest(request) ? `its ${request.mode} grant` : 'its slot';
+    const unwatch = this.heldSlots.watch(request.key, request.lockId, () => request.onLost(`${what} is gone: force-released or lapsed`));
+    return new MysqlGrant(this.slots, request.key, request.lockId, slot.token, slot.acquiredAt, slot.expiresAt!, unwatch);
   }
 
   private outcome(answer: GrantAnswer, grant: (lock: LockInfo) => MysqlGrant): GrantOutcome<MysqlWake> {

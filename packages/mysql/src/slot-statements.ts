@@ -13,20 +13,51 @@ export interface SlotStatements {
   readonly liveSlots: string;
 }
 
-/** The row's slots as a table: position (1-based), lock id and expiry; NULL slots (a plain lock's row) as none. */
-const slotsOf = (slots: string): string =>
+/** The row's slots as a table: position (1-based), lock id, expiry and a read-write grant's mode; NULL slots (a plain lock's row) as none. */
+export const slotsOf = (slots: string): string =>
   `JSON_TABLE(COALESCE(${slots}, JSON_ARRAY()), '$[*]' COLUMNS (i FOR ORDINALITY,
-    lock_id VARCHAR(64) PATH '$.lock_id', expires_ms BIGINT PATH '$.expires_ms')) AS s`;
-const LIVE = `s.expires_ms > ${NOW_MS}`;
-const liveCount = (slots: string): string => `(SELECT COUNT(*) FROM ${slotsOf(slots)} WHERE ${LIVE})`;
+    lock_id VARCHAR(64) PATH '$.lock_id', expires_ms BIGINT PATH '$.expires_ms', holder_mode VARCHAR(16) PATH '$.mode')) AS s`;
+export const LIVE = `s.expires_ms > ${NOW_MS}`;
+export const liveCount = (slots: string): string => `(SELECT COUNT(*) FROM ${slotsOf(slots)} WHERE ${LIVE})`;
 /** The JSON path of the first slot matching `where` ('$[2]'), or NULL when none does. */
 const pathOf = (slots: string, where: string): string => `(SELECT CONCAT('$[', MIN(s.i) - 1, ']') FROM ${slotsOf(slots)} WHERE ${where})`;
 /** A DATETIME(3) from ms since the epoch (no time zone involved: a DATETIME literal plus an interval). */
 const fromMs = (ms: string): string => `(TIMESTAMP'1970-01-01 00:00:00' + INTERVAL (${ms}) * 1000 MICROSECOND)`;
-/** The take's parameters, each sent once: a derived table it joins (and ON DUPLICATE KEY UPDATE may read). */
-const asked = (columns: readonly string[]): string => `(SELECT ${columns.join(', ')}) AS a`;
-/** The lock id as bytes: compared byte for byte whatever collation JSON_TABLE gives its column. */
+/**
+ * The lock id as bytes: compared byte for byte whatever collation JSON_TABLE gives its column. The
+ * take's parameters are each sent once: a derived table it joins (and ON DUPLICATE KEY UPDATE may read).
+ */
 const LOCK_ID = '? AS lock_id';
+
+/**
+ * [lock id, owner, reason, ttl ms, ...more, key, reserved] → takes a place among the row's holders
+ * (a semaphore's slot, a read-write lock's grant) if the row has lapsed or `room` says the newest
+ * committed row has room. `more` are further asked columns (a.slot_limit among them), `fields`
+ * further JSON fields of the holder. See slotStatements for why each column is guarded as it is.
+ */
+export function takeStatement(t: TableNames, more: readonly string[], room: string, fields = ''): string {
+  const row = t.locks;
+  const mine = `JSON_OBJECT('lock_id', CONVERT(a.lock_id USING utf8mb4), 'owner', a.owner, 'reason', a.reason,
+    'token', CAST(f.token AS CHAR CHARACTER SET utf8mb4), 'acquired_ms', ${NOW_MS}, 'expires_ms', ${NOW_MS} + a.ttl_ms${fields})`;
+  const hasRoom = `(${row}.expires_at <= ${NOW} OR ${room})`;
+  // token is assigned first: from then on, equal to the newest reservation exactly when this take happened.
+  const ifTaken = (column: string, value: string): string =>
+    `${column} = IF(${row}.token = f.token OR ${hasRoom}, ${value}, ${row}.${column})`;
+  // A free position: a lapsed slot's, else one past the end (JSON_SET appends there).
+  const freePath = `COALESCE(${pathOf(`${row}.slots`, `NOT (${LIVE})`)}, CONCAT('$[', JSON_LENGTH(${row}.slots), ']'))`;
+  const asked = [LOCK_ID, 'CONVERT(? USING utf8mb4) AS owner', 'CONVERT(? USING utf8mb4) AS reason', '? AS ttl_ms', ...more];
+  return `INSERT INTO ${row} (\`key\`, lock_id, owner, reason, token, acquired_at, expires_at, slot_limit, slots)
+SELECT f.\`key\`, '', '', NULL, f.token, ${NOW}, ${fromMs(`${NOW_MS} + a.ttl_ms`)}, a.slot_limit, JSON_ARRAY(${mine})
+  FROM ${t.fences} AS f
+  JOIN (SELECT ${asked.join(', ')}) AS a
+  WHERE f.\`key\` = ? AND f.token = ? LOCK IN SHARE MODE
+ON DUPLICATE KEY UPDATE
+  token = IF(${hasRoom}, f.token, ${row}.token),
+  ${ifTaken('lock_id', "''")}, ${ifTaken('owner', "''")}, ${ifTaken('reason', 'NULL')}, ${ifTaken('acquired_at', NOW)},
+  ${ifTaken('slots', `IF(${row}.expires_at <= ${NOW}, JSON_ARRAY(${mine}), JSON_SET(${row}.slots, ${freePath}, ${mine}))`)},
+  ${ifTaken('slot_limit', 'a.slot_limit')},
+  ${ifTaken('expires_at', `GREATEST(IF(${row}.expires_at > ${NOW}, ${row}.expires_at, ${NOW}), ${fromMs(`${NOW_MS} + a.ttl_ms`)})`)}`;
+}
 
 /**
  * A semaphore is ONE row of the locks table: slot_limit, and its holders in the slots JSON array
@@ -52,27 +83,10 @@ const LOCK_ID = '? AS lock_id';
  */
 export function slotStatements(t: TableNames): SlotStatements {
   const row = t.locks;
-  const mine = `JSON_OBJECT('lock_id', CONVERT(a.lock_id USING utf8mb4), 'owner', a.owner, 'reason', a.reason,
-    'token', CAST(f.token AS CHAR CHARACTER SET utf8mb4), 'acquired_ms', ${NOW_MS}, 'expires_ms', ${NOW_MS} + a.ttl_ms)`;
-  const room = `(${row}.expires_at <= ${NOW} OR (${row}.slot_limit = a.slot_limit AND ${liveCount(`${row}.slots`)} < a.slot_limit))`;
-  // token is assigned first: from then on, equal to the newest reservation exactly when this take happened.
-  const ifTaken = (column: string, value: string): string =>
-    `${column} = IF(${row}.token = f.token OR ${room}, ${value}, ${row}.${column})`;
-  // A free position: a lapsed slot's, else one past the end (JSON_SET appends there).
-  const freePath = `COALESCE(${pathOf(`${row}.slots`, `NOT (${LIVE})`)}, CONCAT('$[', JSON_LENGTH(${row}.slots), ']'))`;
+  const room = `(${row}.slot_limit = a.slot_limit AND ${liveCount(`${row}.slots`)} < a.slot_limit)`;
   const mineLive = `s.lock_id = ? AND ${LIVE}`;
   return {
-    take: `INSERT INTO ${row} (\`key\`, lock_id, owner, reason, token, acquired_at, expires_at, slot_limit, slots)
-SELECT f.\`key\`, '', '', NULL, f.token, ${NOW}, ${fromMs(`${NOW_MS} + a.ttl_ms`)}, a.slot_limit, JSON_ARRAY(${mine})
-  FROM ${t.fences} AS f
-  JOIN ${asked([LOCK_ID, 'CONVERT(? USING utf8mb4) AS owner', 'CONVERT(? USING utf8mb4) AS reason', '? AS ttl_ms', '? AS slot_limit'])}
-  WHERE f.\`key\` = ? AND f.token = ? LOCK IN SHARE MODE
-ON DUPLICATE KEY UPDATE
-  token = IF(${room}, f.token, ${row}.token),
-  ${ifTaken('lock_id', "''")}, ${ifTaken('owner', "''")}, ${ifTaken('reason', 'NULL')}, ${ifTaken('acquired_at', NOW)},
-  ${ifTaken('slots', `IF(${row}.expires_at <= ${NOW}, JSON_ARRAY(${mine}), JSON_SET(${row}.slots, ${freePath}, ${mine}))`)},
-  ${ifTaken('slot_limit', 'a.slot_limit')},
-  ${ifTaken('expires_at', `GREATEST(IF(${row}.expires_at > ${NOW}, ${row}.expires_at, ${NOW}), ${fromMs(`${NOW_MS} + a.ttl_ms`)})`)}`,
+    take: takeStatement(t, ['? AS slot_limit'], room),
 
     // Single-table UPDATEs with their parameters repeated: a joined table of them costs more (~0.2 ms).
     extend: `UPDATE ${row} SET slots = JSON_SET(${row}.slots, CONCAT(${pathOf(`${row}.slots`, mineLive)}, '.expires_ms'), ${NOW_MS} + ?),

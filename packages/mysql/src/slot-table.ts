@@ -2,7 +2,7 @@ import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { SlotRequest } from '@holdfast/core/backend';
 import type { ResultSetHeader } from 'mysql2';
 import type { KeyState } from './key-state.js';
-import { type GrantAnswer, look, reserve, utf8 } from './lock-table.js';
+import { type GrantAnswer, inUseAs, look, reserve, utf8 } from './lock-table.js';
 import { text } from './rows.js';
 import type { SlotStatements } from './slot-statements.js';
 import type { Row } from './sql-runner.js';
@@ -15,12 +15,11 @@ const MAX_TAKES = 3;
 /** What a look says of a slot attempt: granted (its slot), busy, or a free slot to take. */
 function judge(state: KeyState | null, request: SlotRequest): GrantAnswer | 'free slot' {
   if (state === null) return 'free slot';
-  if (state.kind === 'lock') throw new LockConflictError(request.key, 'it is held as a plain lock, not a semaphore');
+  if (state.kind !== 'semaphore' || state.limit !== request.limit) {
+    throw new LockConflictError(request.key, `it is in use as ${inUseAs(state)}, not as a semaphore with limit ${request.limit}`);
+  }
   const mine = state.slots.find((slot) => slot.lockId === request.lockId);
   if (mine) return { granted: true, lock: mine.info };
-  if (state.limit !== request.limit) {
-    throw new LockConflictError(request.key, `it is in use as a semaphore with limit ${state.limit}, not ${request.limit}`);
-  }
   return state.slots.length < state.limit ? 'free slot' : { granted: false, holder: state.holder };
 }
 
@@ -97,5 +96,6 @@ export class SlotTable {
   }
 }
 
+/** Whether the key's row holds this lock id: a semaphore's slot, or a read-write grant (kept by the same statements). */
 const held = (state: KeyState | null, lockId: string): boolean =>
-  state?.kind === 'semaphore' && state.slots.some((slot) => slot.lockId === lockId);
+  (state?.kind === 'semaphore' || state?.kind === 'readWrite') && state.slots.some((slot) => slot.lockId === lockId);

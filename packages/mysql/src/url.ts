@@ -1,4 +1,6 @@
+import { InvalidArgumentError } from '@holdfast/core';
 import { adapterUrl } from '@holdfast/core/backend';
+import mysql from 'mysql2';
 
 /** Holdfast's own URL parameters, taken out before the rest goes to mysql2. */
 export interface UrlSettings {
@@ -32,5 +34,14 @@ export function parseMysqlUrl(input: string | URL): UrlSettings {
     },
     driver: { name: 'mysql2', parameters: MYSQL2_PARAMETERS },
   });
+  checkCharset(url.searchParams.get('charset'));
   return { uri: url.href, ...settings };
+}
+
+/** mysql2 throws a plain TypeError for a charset it does not know, and only when the pool is built. */
+function checkCharset(charset: string | null): void {
+  const known = (mysql as unknown as { Charsets: Record<string, number> }).Charsets;
+  if (charset !== null && !Object.hasOwn(known, charset.toUpperCase())) {
+    throw new InvalidArgumentError('url', `charset "${charset}" is not one MySQL knows (utf8mb4, latin1, ...)`);
+  }
 }

@@ -51,6 +51,8 @@ describe.skipIf(!server)('mysql server crash, restart and pause', { timeout: 60_
     const [holder, waiter] = [open(), open()];
     const key = newKey();
     const lock = await holder.tryAcquire(key, { ttlMs: 20_000 });
+    // The waiter has reached the server before the crash: one that never had would fail at once (waitForBackend).
+    expect((await within(waiter.inspect(key), 5000, 'inspect'))?.token).toBe(lock!.token);
     const waiting = waiter.acquire(key, { waitMs: 40_000 });
     waiting.catch(() => undefined);
     await server!.kill();

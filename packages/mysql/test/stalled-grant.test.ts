@@ -2,8 +2,10 @@
 // (a paused process, a slow network) holds no row lock, so it delays neither the holder's renewals
 // nor anyone else's grant. With the statements in one transaction, the stalled client would hold the
 // fence row (and, once busy, the holder's row) until it woke up. The same for a semaphore's slots,
-// where the stalled take must also never hand out a token below those granted during the stall.
-import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+// where the stalled take must also never hand out a token below those granted during the stall, and
+// of read-write grants, where a stalled take must never add a writer beside readers granted meanwhile
+// (or a reader beside a writer).
+import { ErrorCode, type Lock, type LockProvider, type ReadWriteLock } from '@holdfast/core';
 import { addressOf, FaultProxy, urlAt } from '@holdfast/test-harness/faults';
 import { elapsed, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
@@ -21,9 +23,13 @@ describe.skipIf(!server.url)(`mysql grant stalled between its statements (${serv
 
   /**
    * A provider whose next grant (`grab`, after a warm-up that opens its connection and the tables)
-   * is held back before its third statement, the take, for STALL_MS; and one that talks directly.
+   * is held back before its third statement, the take (or its second, the reserve), for STALL_MS;
+   * and one that talks directly.
    */
-  async function stalledGrant<T>(grab: (stalled: LockProvider) => Promise<T>): Promise<{ answer: Promise<T>; direct: LockProvider }> {
+  async function stalledGrant<T>(
+    grab: (stalled: LockProvider) => Promise<T>,
+    before: 'take' | 'reserve' = 'take',
+  ): Promise<{ answer: Promise<T>; direct: LockProvider }> {
     const proxy = await FaultProxy.start(addressOf(url));
     const stalled = createMysqlProvider({ url: urlAt(url, proxy.address), callTimeoutMs: STALL_MS + 2000 });
     const direct = createMysqlProvider({ url });
@@ -33,10 +39,12 @@ describe.skipIf(!server.url)(`mysql grant stalled between its statements (${serv
       () => proxy.close(),
     );
     await (await stalled.tryAcquire(`warm-up/${process.pid}/${Date.now()}`))!.release();
-    const hold = proxy.holdClientChunk(3, STALL_MS);
+    const hold = proxy.holdClientChunk(before === 'take' ? 3 : 2, STALL_MS);
     const answer = grab(stalled);
-    const held = await within(hold.engaged, 5000, 'the third statement of the grant is held');
-    expect(held.preview, 'the held statement is the take').toMatch(/INSERT INTO `holdfast_locks`/);
+    const held = await within(hold.engaged, 5000, `the grant's ${before} is held`);
+    expect(held.preview, `the held statement is the ${before}`).toMatch(
+      before === 'take' ? /INSERT INTO `holdfast_locks`/ : /INSERT INTO `holdfast_locks_fences`/,
+    );
     return { answer, direct };
   }
 
@@ -82,4 +90,26 @@ describe.skipIf(!server.url)(`mysql grant stalled between its statements (${serv
     expect(holders.map((holder) => holder.token)).toEqual([first.token, second.token, late!.token]);
     await Promise.all([first.release(), second.release(), late!.release()]);
   });
+
+  // Held before its reserve, the late grant reserves the newest token after the other's take: only
+  // the take's judgement of the newest row (a reader is in a writer's way, a writer in a reader's) refuses it.
+  for (const [late, first] of [
+    ['writer', 'reader'],
+    ['reader', 'writer'],
+  ] as const) {
+    test(`a ${late} that saw the key free, stalled before its reserve while a ${first} is granted: its newest token takes no place beside the ${first}`, async () => {
+      const key = `stalled-${late}/${process.pid}/${Date.now()}`;
+      const grab = (rw: ReadWriteLock, mode: 'reader' | 'writer', options?: { ttlMs: number }) =>
+        mode === 'writer' ? rw.tryWrite(options) : rw.tryRead(options);
+      const { answer, direct } = await stalledGrant((stalled) => grab(stalled.readWrite(key), late), 'reserve');
+      const granted = await grantedAtOnce(grab(direct.readWrite(key), first, { ttlMs: TTL_MS }), `a ${first}`);
+
+      expect(await within(answer, STALL_MS + 3000, `the stalled ${late} answers`), `a ${late} granted beside a ${first}`).toBeNull();
+      const holders = await direct.readWrite(key).holders();
+      const mode = first === 'writer' ? 'exclusive' : 'shared';
+      expect(holders.map((holder) => [holder.token, holder.details?.['mode']])).toEqual([[granted.token, mode]]);
+      expect(granted.signal.aborted, `the ${first} lost its grant during the stall`).toBe(false);
+      await granted.release();
+    });
+  }
 });

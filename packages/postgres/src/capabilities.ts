@@ -13,6 +13,8 @@ export const POSTGRES_CAPABILITIES: Capabilities = Object.freeze({
   // Every statement judges the stored expiry against now(): a crashed holder's row is free at its end.
   expiryGraceMs: 0,
   renewal: 'per-lock',
+  // Read-write locks: no writerPreferred. Waiters poll and are woken by NOTIFY, with no line of places,
+  // so a steady stream of readers can keep a waiting writer out (docs/read-write.md).
 });
 
 /** Session mode: advisory locks held by a connection each, kept alive by the backend's heartbeat. */
@@ -22,5 +24,9 @@ export const POSTGRES_SESSION_CAPABILITIES: Capabilities = Object.freeze({
   // trip after the moment the holder counts from, so a silent holder's session ends that much later.
   expiryGraceMs: 100,
   renewal: 'backend',
-  noSemaphores: 'session mode holds advisory locks, which have no slots; use lease mode for semaphores',
+  noSemaphores:
+    'session mode: not built; N advisory locks per key would exclude, but no lock holds the limit and a waiter blocks on one lock per connection; use lease mode for semaphores',
+  noReadWrite:
+    'session mode: not built; pg_try_advisory_lock_shared would exclude, but each reader needs a holder record of its own (today one per key); use lease mode for read-write locks',
+  noHandOff: 'session mode: an advisory lock belongs to the server connection that took it; use lease mode to hand locks over',
 });

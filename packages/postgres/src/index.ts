@@ -1,6 +1,8 @@
 import type { CreateLockProviderOptions, LockProvider } from '@holdfast/core';
 import { createProvider, providerOptions } from '@holdfast/core/backend';
 import { LockTable } from './lock-table.js';
+import { modeStatements } from './mode-statements.js';
+import { ModeTable } from './mode-table.js';
 import { adapterOptions, checkOptions, type PostgresProviderOptions } from './options.js';
 import { openPool } from './pool.js';
 import { PostgresBackend } from './postgres-backend.js';
@@ -39,7 +41,8 @@ export function createPostgresProvider(options: PostgresProviderOptions): LockPr
   }
   const listener = new ReleaseListener(clientConfig, names.channel, settings.connectTimeoutMs);
   const locks = new LockTable(query, statements(names));
-  const backend = new PostgresBackend(runner, locks, new SlotTable(query, slotStatements(names)), listener, settings.pollIntervalMs);
+  const slots = new SlotTable(query, slotStatements(names));
+  const backend = new PostgresBackend(runner, locks, slots, new ModeTable(query, modeStatements(names)), listener, settings.pollIntervalMs);
   return createProvider(backend, common);
 }
 

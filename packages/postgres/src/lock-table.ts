@@ -1,6 +1,6 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import { type ExtendItem, extendId, type GrantRequest } from '@holdfast/core/backend';
-import { byKey, type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
+import { byKey, type GrantAnswer, type GrantRow, grantAnswer, inUseAs, type LockRow, lockInfo } from './rows.js';
 import { likePrefix, type Statements } from './statements.js';
 import type { TableQuery } from './table-query.js';
 
@@ -19,7 +19,7 @@ export class LockTable {
     );
     const answer = grantAnswer(row);
     if (!answer.granted && answer.inUseLimit) {
-      throw new LockConflictError(request.key, `it is in use as a semaphore with limit ${answer.inUseLimit}, not as a plain lock`);
+      throw new LockConflictError(request.key, `it is in use as ${inUseAs(answer.inUseLimit)}, not as a plain lock`);
     }
     return answer;
   }

@@ -1,5 +1,6 @@
 import type { LockInfo } from '@holdfast/core';
 import {
+  type BackendGrant,
   type Busy,
   busy,
   type CallContext,
@@ -7,14 +8,17 @@ import {
   type GrantOutcome,
   type GrantRequest,
   granted,
+  isModeRequest,
   isSlotRequest,
   type LockBackend,
+  type ModeRequest,
   type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
 import { POSTGRES_CAPABILITIES } from './capabilities.js';
 
 import type { LockTable } from './lock-table.js';
+import type { ModeTable } from './mode-table.js';
 import { type GrantStatements, PostgresGrant } from './postgres-grant.js';
 import type { ReleaseListener } from './release-listener.js';
 import type { GrantAnswer } from './rows.js';
@@ -29,7 +33,7 @@ export interface PostgresWake {
   readonly remainingMs: number | null;
 }
 
-/** Lease mode: a row per held key (a lock, or a semaphore's slots), one statement per operation, LISTEN/NOTIFY wake-ups. */
+/** Lease mode: a row per held key (a lock, a semaphore's slots, a read-write lock's grants), one statement per operation, LISTEN/NOTIFY wake-ups. */
 export class PostgresBackend implements LockBackend<PostgresWake> {
   readonly name = 'postgres';
   readonly capabilities = POSTGRES_CAPABILITIES;
@@ -41,6 +45,7 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
     private readonly runner: SqlRunner,
     private readonly locks: LockTable,
     private readonly slots: SlotTable,
+    private readonly modes: ModeTable,
     private readonly listener: ReleaseListener,
     private readonly pollIntervalMs: number,
   ) {
@@ -73,6 +78,16 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
     return this.slots.holders(key, call.signal);
   }
 
+  /** A read-write grant is a slot of its key's row (mode-statements.ts): kept, freed and checked as one. */
+  async tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<PostgresWake>> {
+    const mark = this.listener.mark();
+    return this.outcome(request, this.slotStatements, mark, await this.modes.grant(request, call.signal));
+  }
+
+  modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return this.modes.holders(key, call.signal);
+  }
+
   /** Until a release of `key` is heard, the holder's lease runs out, or the poll interval passes. */
   async waitForChange(key: string, state: Busy<PostgresWake>, options: WaitOptions): Promise<void> {
     const wake = state.wake;
@@ -83,7 +98,7 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
   }
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
-    const table = isSlotRequest(request) ? this.slots : this.locks;
+    const table = isSlotRequest(request) || isModeRequest(request) ? this.slots : this.locks;
     await table.release(request.key, request.lockId, call.signal);
   }
 
@@ -103,6 +118,21 @@ export class PostgresBackend implements LockBackend<PostgresWake> {
     for (const batcher of this.batchers) batcher.flush();
     await this.listener.close(call.signal);
     await this.runner.close(call.signal);
+  }
+
+  /** A handed-off lock or slot: the grant is its key and lockId; core renews it at once, owner-checked. */
+  async resumeGrant(request: GrantRequest, held: { readonly token: bigint; readonly acquiredAt: Date }): Promise<BackendGrant> {
+    const statements = isSlotRequest(request) ? this.slotStatements : this.lockStatements;
+    return new PostgresGrant(
+      statements,
+      this.listener,
+      request.key,
+      request.lockId,
+      held.token,
+      held.acquiredAt,
+      new Date(),
+      request.onLost,
+    );
   }
 
   private outcome(request: GrantRequest, statements: GrantStatements, mark: number, answer: GrantAnswer): GrantOutcome<PostgresWake> {

@@ -34,7 +34,7 @@ export interface GrantRow {
   acquired_at: Date | null;
   expires_at: Date | null;
   remaining_ms: number | null;
-  /** How the key is in use when busy: 0 as a plain lock, N as a semaphore of limit N, null unknown. */
+  /** How the key is in use when busy: 0 as a plain lock, N as a semaphore of limit N, -1 a read-write lock, null unknown. */
   in_use_limit: number | null;
 }
 
@@ -47,4 +47,10 @@ export function grantAnswer(row: GrantRow | undefined): GrantAnswer {
   if (!row) return { granted: false, remainingMs: null, inUseLimit: null };
   if (!row.granted) return { granted: false, remainingMs: row.remaining_ms, inUseLimit: row.in_use_limit };
   return { granted: true, token: BigInt(row.token!), acquiredAt: row.acquired_at!, expiresAt: row.expires_at! };
+}
+
+/** What `in_use_limit` says the key is in use as, for a LockConflictError's message. */
+export function inUseAs(limit: number): string {
+  if (limit === 0) return 'a plain lock';
+  return limit < 0 ? 'a read-write lock' : `a semaphore with limit ${limit}`;
 }

@@ -18,19 +18,20 @@ export interface SlotStatements {
 }
 
 // A slot is a jsonb object {lock_id, owner, reason, token, acquired_at, expires_at} in the row's slots array.
-const LIVE = `(e->>'expires_at')::timestamptz > now()`;
-const BY_TOKEN = `(e->>'token')::bigint`;
-const slotsOf = (row: string): string => `jsonb_array_elements(coalesce(${row}.slots, '[]'::jsonb)) AS e`;
+// A read-write lock's holders share the shape, with a 'mode' besides (mode-statements.ts).
+export const LIVE = `(e->>'expires_at')::timestamptz > now()`;
+export const BY_TOKEN = `(e->>'token')::bigint`;
+export const slotsOf = (row: string): string => `jsonb_array_elements(coalesce(${row}.slots, '[]'::jsonb)) AS e`;
 const liveCount = (row: string): string => `(SELECT count(*) FROM ${slotsOf(row)} WHERE ${LIVE})`;
-const liveSlots = (row: string): string =>
+export const liveSlots = (row: string): string =>
   `(SELECT coalesce(jsonb_agg(e ORDER BY ${BY_TOKEN}), '[]'::jsonb) FROM ${slotsOf(row)} WHERE ${LIVE})`;
-const lastExpiry = (row: string): string => `(SELECT max((e->>'expires_at')::timestamptz) FROM ${slotsOf(row)} WHERE ${LIVE})`;
-const firstExpiry = (row: string): string => `(SELECT min((e->>'expires_at')::timestamptz) FROM ${slotsOf(row)} WHERE ${LIVE})`;
+export const lastExpiry = (row: string): string => `(SELECT max((e->>'expires_at')::timestamptz) FROM ${slotsOf(row)} WHERE ${LIVE})`;
+export const firstExpiry = (row: string): string => `(SELECT min((e->>'expires_at')::timestamptz) FROM ${slotsOf(row)} WHERE ${LIVE})`;
 /** (slots, expires_at) after keeping the live slots that pass `filter` (each as `slot`): the row's lease is its last slot's. */
 const rewrite = (row: string, slot: string, filter: string, join = ''): string =>
   `(SELECT coalesce(jsonb_agg(s.slot ORDER BY (s.slot->>'token')::bigint), '[]'::jsonb), coalesce(max((s.slot->>'expires_at')::timestamptz), now())
     FROM (SELECT ${slot} AS slot FROM ${slotsOf(row)} ${join} WHERE ${LIVE} AND ${filter}) AS s)`;
-const expiryIn = (ttl: string): string => `now() + ${ttl}::float8 * interval '1 millisecond'`;
+export const expiryIn = (ttl: string): string => `now() + ${ttl}::float8 * interval '1 millisecond'`;
 
 /**
  * A semaphore is ONE row of the locks table: slot_limit and its holders in a jsonb array. So every
@@ -39,6 +40,8 @@ const expiryIn = (ttl: string): string => `now() + ${ttl}::float8 * interval '1 
  * where a subquery on other rows would see the statement's older snapshot. expires_at is the last
  * live slot's expiry, so a plain lock's grant sees a semaphore in use as a live row. Slots take their
  * tokens from the key's fence counter, like plain grants; expired slots are dropped at every write.
+ * A read-write lock's row is the same with slot_limit READ_WRITE_LIMIT (mode-statements.ts), so
+ * extendMany, release and isHeld (by lock id) serve its grants too; holders lists semaphores only.
  */
 export function slotStatements(t: TableNames): SlotStatements {
   const mySlot = `e->>'lock_id' = $2`;
@@ -102,6 +105,6 @@ SELECT pg_notify('${t.channel}', gone.key) FROM gone`,
     holders: `SELECT l.key, e->>'owner' AS owner, e->>'reason' AS reason, e->>'token' AS token,
     (e->>'acquired_at')::timestamptz AS acquired_at, (e->>'expires_at')::timestamptz AS expires_at, e->>'lock_id' AS lock_id, l.slot_limit
   FROM ${t.locks} AS l CROSS JOIN LATERAL ${slotsOf('l')}
-  WHERE l.key = $1 AND l.slot_limit IS NOT NULL AND ${LIVE} ORDER BY ${BY_TOKEN}`,
+  WHERE l.key = $1 AND l.slot_limit > 0 AND ${LIVE} ORDER BY ${BY_TOKEN}`,
   };
 }

@@ -1,7 +1,7 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { ExtendItem, SlotRequest } from '@holdfast/core/backend';
 import { extendArrays, extendedRows } from './lock-table.js';
-import { type GrantAnswer, type GrantRow, grantAnswer, type LockRow, lockInfo } from './rows.js';
+import { type GrantAnswer, type GrantRow, grantAnswer, inUseAs, type LockRow, lockInfo } from './rows.js';
 import type { SlotStatements } from './slot-statements.js';
 import type { TableQuery } from './table-query.js';
 
@@ -23,9 +23,7 @@ export class SlotTable {
     if (answer.granted || answer.inUseLimit === null || answer.inUseLimit === request.limit) return answer;
     throw new LockConflictError(
       request.key,
-      answer.inUseLimit === 0
-        ? 'it is held as a plain lock, not a semaphore'
-        : `it is in use as a semaphore with limit ${answer.inUseLimit}, not ${request.limit}`,
+      `it is in use as ${inUseAs(answer.inUseLimit)}, not as a semaphore with limit ${request.limit}`,
     );
   }
 

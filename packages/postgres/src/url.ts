@@ -54,11 +54,21 @@ export function parsePostgresUrl(input: string | URL): UrlSettings {
     driver: { name: 'pg', parameters: PG_PARAMETERS },
   });
   if (settings.mode !== undefined) checkMode(settings.mode, 'url mode');
+  checkSslMode(url.searchParams.get('sslmode'));
   return { connectionString: url.href, ...settings };
 }
 
 export function checkMode(mode: unknown, argument: string): asserts mode is PostgresMode {
   if (!MODES.includes(mode as PostgresMode)) {
     throw new InvalidArgumentError(argument, `expected ${MODES.join(' or ')}, got ${JSON.stringify(mode)}`);
+  }
+}
+
+// What pg's connection-string parser knows; it reads any other sslmode as "require" without a word.
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
+function checkSslMode(mode: string | null): void {
+  if (mode !== null && !SSL_MODES.includes(mode)) {
+    throw new InvalidArgumentError('url', `sslmode must be one of ${SSL_MODES.join(', ')}, got "${mode}"`);
   }
 }

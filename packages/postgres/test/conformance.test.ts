@@ -12,6 +12,11 @@ describe.skipIf(!postgres.url)(`postgres (${postgres.label})`, () => {
   defineConformanceSuite({
     name: 'postgres (lease mode)',
     createProvider: () => createPostgresProvider({ url }),
+    // The holder hears a forced release by NOTIFY, and the same NOTIFY wakes the next candidate: under
+    // load its grant can come first (seen in CI, case 76: a term started while the old one ran).
+    forcedReleaseToldAtRenewal: {
+      reason: "a holder's NOTIFY of a forced release races the waiter's grant; at the latest it learns at its next renewal",
+    },
     child: { url },
     // A closed port: connection refused at once, so every operation fails fast.
     createUnreachableProvider: async () => createPostgresProvider({ url: urlAt(url, { host: '127.0.0.1', port: await freePort() }) }),
