@@ -7,8 +7,9 @@ import { release } from './release.js';
 import { run } from './run.js';
 import { EXIT, exitCodeFor, USAGE, UsageError } from './usage.js';
 import { VERSION } from './version.js';
+import { watch } from './watch.js';
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect, list, release };
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { demo, run, inspect, list, watch, release };
 
 /** Runs the CLI and returns its exit code. Errors are one line on stderr, never a stack trace. */
 export async function main(argv: string[]): Promise<number> {

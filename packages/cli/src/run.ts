@@ -1,9 +1,11 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CHANNELS, ErrorCode, type Lock, type LockEvent, type LockProvider } from '@holdfast/core';
+import { CHANNELS, ErrorCode, type LockEvent, type LockProvider, redactUrl } from '@holdfast/core';
 import { backendUrl, openProvider } from './backends.js';
 import { durationFlag, parsingFlags } from './options.js';
+import { type RunGrant, runMode, takeRunGrant } from './run-grant.js';
+import { runScheduled } from './scheduled-run.js';
 import { SupervisedCommand } from './supervised-command.js';
 import { EXIT, exitCodeFor, UsageError } from './usage.js';
 
@@ -20,19 +22,26 @@ export async function run(args: string[]): Promise<number> {
       strict: true,
       options: {
         backend: { type: 'string' },
+        key: { type: 'string', multiple: true },
+        shared: { type: 'boolean' },
+        exclusive: { type: 'boolean' },
         wait: { type: 'string' },
         ttl: { type: 'string' },
         grace: { type: 'string' },
         reason: { type: 'string' },
         shell: { type: 'boolean' },
+        'wait-for-backend': { type: 'boolean' },
+        'at-least': { type: 'string' },
+        'at-most': { type: 'string' },
         'conflict-exit-code': { type: 'string' },
         verbose: { type: 'boolean', short: 'v' },
         quiet: { type: 'boolean', short: 'q' },
       },
     }),
   );
-  const [key, ...words] = positionals;
-  if (!key) throw new UsageError('run needs a key');
+  const words = [...positionals];
+  const mode = runMode(values.key, words, values.shared, values.exclusive);
+  const key = mode.keys.join(', ');
   if (words.length === 0) throw new UsageError('run needs a command after the key (holdfast run <key> -- <command...>)');
   if (values.shell && words.length !== 1)
     throw new UsageError('--shell takes the command as one string: holdfast run --shell <key> -- "a && b"');
@@ -43,16 +52,31 @@ export async function run(args: string[]): Promise<number> {
   const ttlMs = durationFlag(values.ttl, 'ttl');
   const graceMs = durationFlag(values.grace, 'grace') ?? 5000;
 
+  const atLeastMs = durationFlag(values['at-least'], 'at-least');
+  const atMostMs = durationFlag(values['at-most'], 'at-most');
+  if (atMostMs !== undefined && ttlMs !== undefined) throw new UsageError('--at-most is the lease; give it or --ttl, not both');
+  const scheduled = atLeastMs !== undefined || atMostMs !== undefined;
+  if (scheduled && (mode.keys.length > 1 || mode.shared || mode.exclusive))
+    throw new UsageError('--at-least and --at-most take one key, without --shared or --exclusive');
   const provider = await openProvider(backendUrl(values.backend));
+  if (scheduled) {
+    try {
+      return await runScheduled(provider, key, command, { atLeastMs, atMostMs, ttlMs, waitMs, graceMs, say, conflictExitCode, values });
+    } finally {
+      await provider.close();
+    }
+  }
   try {
-    let lock: Lock;
+    let grant: RunGrant;
     const reason = values.reason ?? `holdfast run ${words.join(' ')}`.slice(0, 1024);
     try {
       const announcement = announceWaiting(provider, key, waitMs, say, values.verbose);
+      const outages = announceRetries(provider, mode.keys, say);
       try {
-        lock = await provider.acquire(key, { waitMs, ttlMs, reason });
+        grant = await takeRunGrant(provider, mode, { waitMs, ttlMs, reason, waitForBackend: values['wait-for-backend'] === true });
       } finally {
         announcement.stop();
+        outages.stop();
       }
     } catch (error) {
       if (exitCodeFor(error) === EXIT.lockUnavailable) {
@@ -61,8 +85,8 @@ export async function run(args: string[]): Promise<number> {
       }
       throw error;
     }
-    if (values.verbose) say(`holding "${key}" with token ${lock.token}`);
-    return await runHolding(lock, command, graceMs);
+    if (values.verbose) say(`holding ${grant.description}`);
+    return await runHolding(grant, command, graceMs, true);
   } finally {
     await provider.close();
   }
@@ -78,7 +102,7 @@ function announceWaiting(
 ): { stop(): void } {
   const onWait = (message: unknown): void => {
     const event = message as LockEvent;
-    if (event.owner !== provider.owner || event.key !== key) return;
+    if (event.owner !== provider.owner || !key.split(', ').includes(event.key)) return;
     const limit = waitMs === undefined ? '' : ` for up to ${waitMs} ms`;
     if (!verbose) {
       say(`waiting for lock "${key}"${limit}`);
@@ -94,6 +118,18 @@ function announceWaiting(
   return { stop: () => void unsubscribe(CHANNELS.wait, onWait) };
 }
 
+/** A waiting run that retries a failing backend says so on stderr (core limits it to once per interval). */
+function announceRetries(provider: LockProvider, keys: readonly string[], say: (line: string) => void): { stop(): void } {
+  const onRetry = (message: unknown): void => {
+    const event = message as LockEvent;
+    if (event.owner !== provider.owner || !keys.includes(event.key)) return;
+    const error = event.error instanceof Error ? event.error.message : String(event.error);
+    say(`the backend is not answering (${redactUrl(error)}); still trying for lock "${event.key}"`);
+  };
+  subscribe(CHANNELS.backendRetry, onRetry);
+  return { stop: () => void unsubscribe(CHANNELS.backendRetry, onRetry) };
+}
+
 function exitCodeFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const code = Number(value);
@@ -101,8 +137,9 @@ function exitCodeFlag(value: string | undefined): number | undefined {
   return code;
 }
 
-async function runHolding(lock: Lock, command: string[], graceMs: number): Promise<number> {
-  const env = { ...process.env, HOLDFAST_LOCK_KEY: lock.key, HOLDFAST_LOCK_TOKEN: String(lock.token), HOLDFAST_LOCK_HELD: 'true' };
+/** Runs the command while `lock` is held; `release: false` leaves the lock to its lease (a scheduled job's at-least). */
+export async function runHolding(lock: RunGrant, command: string[], graceMs: number, release: boolean): Promise<number> {
+  const env = { ...process.env, ...lock.env };
   const supervised = new SupervisedCommand(command, env, graceMs);
   const forward = (signal: NodeJS.Signals): void => supervised.forward(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward).on('SIGHUP', forward);
@@ -115,7 +152,7 @@ async function runHolding(lock: Lock, command: string[], graceMs: number): Promi
   });
   const end = await supervised.ended;
   process.off('SIGINT', forward).off('SIGTERM', forward).off('SIGHUP', forward);
-  await lock.release().catch((error: Error) => console.error(`holdfast: release failed: ${error.message}`));
+  if (release) await lock.release().catch((error: Error) => console.error(`holdfast: release failed: ${error.message}`));
   if ('error' in end) {
     console.error(`holdfast: could not run ${command[0]}: ${end.error}`);
     return 127;

@@ -4,15 +4,17 @@ export const USAGE = `holdfast: distributed locks from the command line
 
 usage:
   holdfast run     [--backend URL] [--wait D] [--ttl D] [--grace D] [--reason TEXT]
-                   [--shell] [--conflict-exit-code N] [--verbose | --quiet] <key> -- <command...>
+                   [--shell] [--wait-for-backend] [--at-least D] [--at-most D] [--conflict-exit-code N]
+                   [--verbose | --quiet] [--shared | --exclusive] (<key> | --key K1 --key K2 ...) -- <command...>
   holdfast inspect [--backend URL] [--json] <key>
   holdfast list    [--backend URL] [--json] [prefix]
+  holdfast watch   [--backend URL] [--interval D] [--once] [prefix]
   holdfast release --force [--backend URL] <key>
   holdfast demo    [--backend URL] [--workers N] [--keys K] [--seconds S]
   holdfast --version | holdfast <command> --help
 
   --backend URL   redis://..., consul://..., mongodb://..., or memory: (this process only);
-                  default $HOLDFAST_URL. run, inspect, list and release need one;
+                  default $HOLDFAST_URL. run, inspect, list, watch and release need one;
                   demo defaults to memory:
   durations (D)   500ms, 15s, 2m, 1h
 
@@ -46,6 +48,8 @@ export function exitCodeFor(error: unknown): number {
   if (!isHoldfastError(error)) return EXIT.internal;
   switch (error.code) {
     case ErrorCode.InvalidArgument:
+    // A feature the chosen backend does not have (--shared where it has no read-write locks): a usage problem, not a failure.
+    case ErrorCode.Unsupported:
       return EXIT.usage;
     case ErrorCode.Timeout:
       return EXIT.lockUnavailable;
