@@ -25,14 +25,17 @@ function link(project: string, packageName: string, target: string): void {
 }
 
 /** Writes the project's files and the test that runs the suite on its adapter; returns vitest's results. */
-async function runSuiteOutside(adapterFile: string, suiteSource: string): Promise<{ code: unknown; passed: number; failed: number }> {
+async function runSuiteOutside(
+  adapterFiles: readonly string[],
+  suiteSource: string,
+): Promise<{ code: unknown; passed: number; failed: number }> {
   const project = mkdtempSync(join(tmpdir(), 'holdfast-outside-adapter-'));
   projects.push(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'outside-adapter', type: 'module', private: true }));
   link(project, '@holdfast/core', join(repo, 'packages/core'));
   link(project, '@holdfast/test-harness', join(repo, 'test-harness'));
   link(project, 'vitest', dirname(createRequire(import.meta.url).resolve('vitest/package.json')));
-  copyFileSync(adapterFile, join(project, basename(adapterFile)));
+  for (const file of adapterFiles) copyFileSync(file, join(project, basename(file)));
   writeFileSync(join(project, 'adapter.test.ts'), suiteSource);
   const output = join(project, 'results.json');
   const vitest = join(project, 'node_modules/vitest/vitest.mjs');
@@ -44,7 +47,8 @@ async function runSuiteOutside(adapterFile: string, suiteSource: string): Promis
 
 test('an outside project can import the suite and run it against its own adapter', async () => {
   const { code, passed, failed } = await runSuiteOutside(
-    fileURLToPath(new URL('./fixtures/simple-backend.ts', import.meta.url)),
+    // The adapter and the read-write part it imports.
+    ['./fixtures/simple-backend.ts', './fixtures/simple-read-write.ts'].map((file) => fileURLToPath(new URL(file, import.meta.url))),
     `import { createProvider } from '@holdfast/core/backend';
 import { defineConformanceSuite } from '@holdfast/test-harness';
 import { SimpleBackend, SimpleState } from './simple-backend.js';
@@ -65,7 +69,7 @@ defineConformanceSuite({
 
 test('the complete example adapter of docs/writing-an-adapter.md passes the suite, FIFO cases included', async () => {
   const { code, passed, failed } = await runSuiteOutside(
-    join(repo, 'docs/examples/table-backend.ts'),
+    [join(repo, 'docs/examples/table-backend.ts')],
     `import { defineConformanceSuite } from '@holdfast/test-harness';
 import { createTableProvider, LockTable } from './table-backend.js';
 

@@ -1,18 +1,9 @@
-import type { Election, Leadership, LockInfo, LockProvider } from '@holdfast/core';
+import type { LockInfo, LockProvider } from '@holdfast/core';
 import { expect, test } from 'vitest';
-import { abortTime } from '../helpers/index.js';
-import { FencedResource } from './fencing.js';
+import { TermLog } from './election-terms.js';
 import type { CaseFactory } from './suite-types.js';
 import { delay } from './support.js';
 import { trackTimers } from './timer-tracker.js';
-
-interface Term {
-  readonly owner: string;
-  readonly token: bigint;
-  readonly startedAt: number;
-  /** When the term's signal aborted (performance.now()), once it has. */
-  readonly abortedAt: () => number | undefined;
-}
 
 /** Collects what a for-await loop over observe() sees, and when it ended. */
 function watch(provider: LockProvider, key: string, signal?: AbortSignal): { seen: (LockInfo | null)[]; ended: Promise<void> } {
@@ -31,33 +22,14 @@ export function electionLossCases(cases: CaseFactory): void {
     const key = c.key('ousted');
     // Long enough that no renewal misses its deadline on a loaded machine: only the forced releases may end a term.
     const ttlMs = Math.max(c.timing.shortTtlMs, 2 * c.timing.slackMs);
-    const store = new FencedResource();
-    const terms: Term[] = [];
-    const overlaps: string[] = [];
-    const refused: string[] = [];
+    const log = new TermLog(key, ttlMs);
+    const { terms, overlaps, refused } = log;
     // Told at its next renewal: the old term may still run (its writes then refused by the fence) for at most that long.
     const toldAtRenewal = c.target.forcedReleaseToldAtRenewal !== undefined;
-    const candidate = (locks: LockProvider): Election =>
-      locks.elect(
-        key,
-        async ({ token, signal }: Leadership) => {
-          const startedAt = performance.now();
-          for (const other of terms) {
-            if (other.abortedAt() === undefined) overlaps.push(`term ${token} of ${locks.owner} started while term ${other.token} ran`);
-          }
-          terms.push({ owner: locks.owner, token, startedAt, abortedAt: abortTime(signal) });
-          // The work writes as long as its signal says it leads: a stale write is one the store refuses.
-          while (!signal.aborted) {
-            if (!store.write(token, locks.owner)) refused.push(`a write of term ${token} was refused: a newer term had written`);
-            await delay(5);
-          }
-        },
-        { retryDelayMs: 10, ttlMs },
-      );
-    const elections = [candidate(a)];
+    const elections = [log.candidate(a)];
     try {
       await c.until('the first candidate leads', () => terms.length === 1, c.timing.callMs);
-      elections.push(candidate(b));
+      elections.push(log.candidate(b));
       // A holder may learn of a forced release as late as its next renewal; the order of the two events is what is checked.
       const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
       for (let round = 1; round <= 3; round++) {
@@ -99,13 +71,23 @@ export function electionLossCases(cases: CaseFactory): void {
     expect(await c.within('inspect answers', admin.inspect(key)), 'the key is still held after every candidate resigned').toBeNull();
   });
 
-  test('77. observe() ends when its provider closes and when its signal aborts, leaving no timer behind', async (t) => {
+  test('77. observe() ends when its provider closes and when its signal aborts, leaving no timer or backend wait behind', async (t) => {
     const c = cases(t);
     const holder = await c.provider();
     const key = c.key('observed-until-close');
     const lock = await c.within('tryAcquire answers', holder.tryAcquire(key));
     expect(lock, 'a free key was refused').not.toBeNull();
     const timers = trackTimers();
+    const openWaits = c.target.openWaits?.bind(c.target);
+    const waitsBefore = openWaits ? await c.within('openWaits answers', Promise.resolve(openWaits())) : undefined;
+    /** The backend's open waits are back to what they were before (where the target can count them). */
+    const noWaitLeft = async (after: string): Promise<void> => {
+      if (!openWaits || waitsBefore === undefined) return;
+      let now = waitsBefore;
+      const back = async (): Promise<boolean> => (now = await openWaits()) <= waitsBefore;
+      await c.until(`the backend's open waits after ${after} fall back to ${waitsBefore}`, back, c.timing.callMs).catch(() => undefined);
+      expect(now, `${after} left a wait open in the backend`).toBeLessThanOrEqual(waitsBefore);
+    };
     try {
       for (const [what, target] of [
         ['a held key', key],
@@ -125,6 +107,7 @@ export function electionLossCases(cases: CaseFactory): void {
         await c.within('close() answers', closing.close());
         await c.within(`observe() of ${what} ends when its provider closes`, byClose.ended);
         expect(byClose.seen.length, `observe() of ${what} yielded after its provider closed`).toBe(1);
+        await noWaitLeft(`the observe()s of ${what} ended`);
       }
       const left = timers.pending().filter((timer) => /observe/i.test(timer));
       expect(left, 'an ended observe() left a timer behind').toEqual([]);

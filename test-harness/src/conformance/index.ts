@@ -2,18 +2,25 @@ import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { crashCases } from './crash.js';
 import { electionCases } from './election.js';
+import { electionFaultCases } from './election-faults.js';
 import { electionLossCases, observeRenewalCases } from './election-loss.js';
 import { exclusionCases } from './exclusion.js';
 import { expiryCases } from './expiry.js';
 import { faultCases } from './faults.js';
 import { fencingCases } from './fencing.js';
+import { handOffCases } from './hand-off.js';
 import { inspectionCases } from './inspection.js';
 import { LeakBaseline } from './leak-baseline.js';
 import { lifecycleCases } from './lifecycle.js';
 import { listingCases } from './listing.js';
 import { heldLossCases, listingExactCases } from './listing-exact.js';
 import { longHoldCases } from './long-hold.js';
+import { multiKeyCases } from './multi-key.js';
+import { ownHolderCases } from './own-holders.js';
 import { ownershipCases } from './ownership.js';
+import { readWriteCases } from './read-write.js';
+import { readWriteOtherUseCases } from './read-write-other-uses.js';
+import { scheduledCases } from './scheduled.js';
 import { semaphoreLapseCases, semaphoreLimitCases } from './semaphore-limits.js';
 import { semaphoreRenewalCases, semaphoreSlotCases } from './semaphore-slots.js';
 import { semaphoreCases } from './semaphores.js';
@@ -21,6 +28,7 @@ import type { CaseFactory, SuiteOptions } from './suite-types.js';
 import { CaseContext, resolveTiming } from './support.js';
 import type { ConformanceTarget } from './target.js';
 import { waitingCases } from './waiting.js';
+import { webLockCases } from './web-locks.js';
 
 export { FencedResource } from './fencing.js';
 export type { SuiteOptions } from './suite-types.js';
@@ -61,7 +69,12 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
       heldLossCases(cases);
       observeRenewalCases(cases);
     });
-    describe('ownership', () => ownershipCases(cases));
+    describe('ownership', () => {
+      ownershipCases(cases);
+      ownHolderCases(cases);
+    });
+    describe('scheduled jobs', () => scheduledCases(cases));
+    describe('hand-off', () => handOffCases(cases));
     describe('fencing', () => fencingCases(cases));
     describe('inspection', () => inspectionCases(cases));
     describe('listing', () => {
@@ -81,8 +94,17 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
       semaphoreLapseCases(cases);
       semaphoreRenewalCases(cases);
     });
+    describe('multi-key locks', () => multiKeyCases(cases));
+    describe('read-write locks', () => {
+      readWriteCases(cases);
+      readWriteOtherUseCases(cases);
+    });
+    describe('Web Locks layer', () => webLockCases(cases));
     describe('lifecycle and bad input', () => lifecycleCases(cases));
     describe('crash', () => crashCases(cases));
-    describe('faults', () => faultCases(cases));
+    describe('faults', () => {
+      faultCases(cases);
+      electionFaultCases(cases);
+    });
   });
 }

@@ -48,6 +48,14 @@ export interface ConformanceTarget {
    * (and at least 150), so that each listing spans a page boundary. Default 1000.
    */
   readonly listPageSize?: number;
+  /**
+   * How many waits the backend holds open now for this target's providers: the subscriptions,
+   * watches or listeners a waiting acquire or an observe() registers, which one that forgot to end
+   * would leave behind (a timer shows in the timer check; these do not). Counted the same way each
+   * time, so a fixed share of the backend's own is fine. With it, case 77 checks that an observe()
+   * ended by its signal or by close() leaves the count where it was; without it, timers only.
+   */
+  openWaits?(): Promise<number> | number;
   /** TTL for the expiry cases, in ms. Default: max(capabilities.minTtlMs, 600). */
   readonly shortTtlMs?: number;
   /** How soon a waiter must hold the lock after a release, in ms. Default 1500. */
