@@ -2,8 +2,12 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { setTimeout as sleep } from 'node:timers/promises';
 import { assertLoopback, listenOnLoopback, type ServerAddress } from './address.js';
 
-/** What a cut leaves behind: 'silent' accepts new connections and never answers, 'refuse' stops listening. */
-export type CutMode = 'silent' | 'refuse';
+/**
+ * What a cut leaves behind: 'silent' accepts new connections and never answers, 'refuse' stops
+ * listening, 'reset' accepts and closes each new connection at once (a server down behind a port
+ * that stays open, which restore() brings back: a client then reconnects as to a restarted server).
+ */
+export type CutMode = 'silent' | 'refuse' | 'reset';
 
 export interface HeldChunk {
   /** Which accepted connection the chunk came from (1-based, in accept order). */
@@ -129,7 +133,7 @@ export class FaultProxy {
     if (mode === 'refuse') this.stopListening();
   }
 
-  /** After a 'silent' cut: new connections are forwarded again (the silent ones stay silent). */
+  /** After a 'silent' or 'reset' cut: new connections are forwarded again (the silent ones stay silent). */
   restore(): void {
     if (this.listening) this.mode = 'forward';
   }
@@ -168,6 +172,10 @@ export class FaultProxy {
   private accept(client: Socket): void {
     this.accepted++;
     client.on('error', () => client.destroy());
+    if (this.mode === 'reset') {
+      client.destroy();
+      return;
+    }
     if (this.mode !== 'forward') {
       // A cut server: the connection opens and nothing ever comes back.
       this.silent.add(client);

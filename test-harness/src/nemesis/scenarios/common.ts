@@ -1,0 +1,64 @@
+import { until } from '../../helpers/until.js';
+import type { NemesisControls, NemesisStep } from '../types.js';
+
+/** How long a cut waits for some worker to hold a lock: a few grants' time on the slowest backend. */
+const HOLDER_WAIT_MS = 10_000;
+
+/** A worker that holds a lock now (the point of cutting it off), or worker 0 when none does. */
+export function aHolder(controls: NemesisControls): number {
+  const holders = controls.holders();
+  return holders.length > 0 ? holders[Math.floor(Math.random() * holders.length)]! : 0;
+}
+
+/**
+ * A worker whose hold begins after this call (so a fault made now falls at the start of a hold, not at
+ * its end), or after `boundMs` any holder (aHolder).
+ */
+export async function freshHolder(controls: NemesisControls, boundMs: number): Promise<number> {
+  const before = new Set(controls.holders());
+  const deadline = performance.now() + boundMs;
+  while (performance.now() < deadline) {
+    const fresh = controls.holders().find((worker) => !before.has(worker));
+    if (fresh !== undefined) return fresh;
+    for (const worker of before) if (!controls.holders().includes(worker)) before.delete(worker);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return aHolder(controls);
+}
+
+/**
+ * At each of `atMs`, cuts a current holder off from every server for `forMs`, then heals: a holder
+ * partitioned past its lease must be told through its signal before anyone else is granted. One step
+ * each, healing `forMs` after the cut itself: the cut may wait for a holder first.
+ */
+export function cutOffHolders(atMs: readonly number[], forMs: number): NemesisStep[] {
+  return atMs.map((at) => ({
+    atMs: at,
+    run: async (controls: NemesisControls) => {
+      // A cut with no holder tests nothing (on FerretDB, whose waiters poll, the key was free at the
+      // cut once): wait a bounded while for one.
+      await until(() => controls.holders().length > 0, HOLDER_WAIT_MS, 'a holder to cut off').catch(() => undefined);
+      const victim = aHolder(controls);
+      controls.rig.isolate(controls.clientHost(victim));
+      controls.mark(`cut off worker ${victim} (a holder) from every server for ${forMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, forMs));
+      controls.rig.heal();
+      controls.mark(`healed worker ${victim}`, { affected: [victim] });
+    },
+  }));
+}
+
+/** At each step, moves the wall clock of `host` by `jumpMs` (the last one should bring it back). */
+export function clockJumps(host: string, steps: readonly { atMs: number; jumpMs: number; heal?: boolean }[]): NemesisStep[] {
+  return steps.map(({ atMs, jumpMs, heal }) => ({
+    atMs,
+    run: (controls: NemesisControls) => {
+      const clock = controls.clock(host);
+      clock.jump(jumpMs);
+      controls.mark(
+        `${host} clock ${jumpMs > 0 ? 'forward' : 'back'} ${Math.abs(jumpMs)} ms (now ${clock.offsetMs} ms off)`,
+        heal ? {} : undefined,
+      );
+    },
+  }));
+}
