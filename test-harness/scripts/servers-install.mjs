@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Installs the real servers the tests run against when no container runtime and no URLs are given:
-// Consul and FerretDB built from their Go modules into a per-version cache dir, Redis, PostgreSQL and
-// MariaDB from Debian.
-// Usage: node test-harness/scripts/servers-install.mjs [consul] [ferretdb] [redis] [postgres] [mysql]   (default: all)
+// Consul, FerretDB and etcd (with etcdctl) built from their Go modules into a per-version cache dir, Redis,
+// PostgreSQL, MariaDB and ZooKeeper from Debian.
+// Usage: node test-harness/scripts/servers-install.mjs [consul] [ferretdb] [etcd] [etcdctl] [redis] [postgres] [mysql] [zookeeper]   (default: all)
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -143,7 +143,7 @@ async function buildGo(name, spec) {
     log(name, `step 2/3 done (${elapsed(t0)})`);
 
     log(name, 'step 3/3 check the binary runs');
-    const versionArgs = name === 'ferretdb' ? ['--version'] : ['version'];
+    const versionArgs = spec.versionArgs ?? (name === 'ferretdb' ? ['--version'] : ['version']);
     const out = await run(`${name}/self-check`, tmpBin, versionArgs);
     log(name, `  ${out.trim().split('\n')[0]}`);
     renameSync(tmpBin, bin);
@@ -172,9 +172,9 @@ function aptVersion(binary) {
   return res && !res.error && res.status === 0 ? res.stdout.trim() : null;
 }
 
-async function installApt(name, spec) {
+async function installApt(name, spec, { force = false } = {}) {
   const present = aptVersion(spec.binary);
-  if (present) {
+  if (present && !force) {
     log(name, `present: ${present}`);
     return;
   }
@@ -197,14 +197,38 @@ async function installApt(name, spec) {
   log(name, `installed ${installed}`);
 }
 
+/**
+ * ZooKeeper: Debian's package (jars only; it starts no service) run with the machine's Java. Present
+ * when its jar is there and `java` runs; the harness starts QuorumPeerMain itself.
+ */
+async function installZookeeper(name, spec) {
+  const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  const javaVersion = java.error || java.status !== 0 ? null : java.stderr.trim().split('\n')[0];
+  if (javaVersion && existsSync(spec.jar) && existsSync(spec.logBinding)) {
+    log(name, `present: ${spec.jar} (${javaVersion})`);
+    return;
+  }
+  // default-jre comes with the package when java is missing.
+  await installApt(name, { package: spec.package, binary: 'java' }, { force: true });
+  if (!existsSync(spec.jar)) throw new StepError(`${name}/apt-install`, `${spec.package} is installed but ${spec.jar} is missing`);
+  log(name, `installed ${spec.jar}`);
+}
+
 const all = {
   consul: () => buildGo('consul', versions.go.consul),
   ferretdb: () => buildGo('ferretdb', versions.go.ferretdb),
+  etcd: () => buildGo('etcd', versions.go.etcd),
+  etcdctl: () => buildGo('etcdctl', versions.go.etcdctl),
   redis: () => installApt('redis', versions.apt.redis),
+  'redis-sentinel': () => installApt('redis-sentinel', versions.apt['redis-sentinel']),
   postgres: () => installApt('postgres', versions.apt.postgres),
   mysql: () => installApt('mysql', versions.apt.mysql),
+  zookeeper: () => installZookeeper('zookeeper', versions.java.zookeeper),
+  faketime: () => installApt('faketime', versions.apt.faketime),
 };
-const names = process.argv.slice(2).length ? process.argv.slice(2) : ['redis', 'postgres', 'mysql', 'ferretdb', 'consul'];
+const names = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : ['redis', 'redis-sentinel', 'postgres', 'mysql', 'zookeeper', 'faketime', 'ferretdb', 'consul', 'etcd', 'etcdctl'];
 for (const n of names) {
   if (!all[n]) {
     console.error(`[servers:install] unknown server "${n}"; known: ${Object.keys(all).join(', ')}`);

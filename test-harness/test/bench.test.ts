@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { evaluateGoals } from '../src/bench/goals.js';
 import { renderTable } from '../src/bench/render.js';
 import { MODULES, runBench } from '../src/bench/run.js';
-import { parseBenchArgs } from '../src/bench/settings.js';
+import { BenchUsageError, parseBenchArgs } from '../src/bench/settings.js';
 import type { BenchRow } from '../src/bench/types.js';
 import { percentile } from '../src/percentile.js';
 
@@ -33,6 +33,9 @@ describe('the bench', () => {
     expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(/--rounds must be a positive integer/);
     expect(() => parseBenchArgs(['--nope', '1'], {})).toThrow(/unknown flag --nope/);
     expect(() => parseBenchArgs(['sqlite'], {})).toThrow(/unknown argument "sqlite"/);
+    // A usage error (main prints it and exits 2, no stack), as is a flag with no value.
+    expect(() => parseBenchArgs(['--rounds'], {})).toThrow(BenchUsageError);
+    expect(() => parseBenchArgs(['--rounds', '0'], {})).toThrow(BenchUsageError);
     // The default run is the four backends; the SQL ones run when named.
     expect(MODULES.filter((module) => !module.optional).map((module) => module.name)).toEqual(['memory', 'redis', 'consul', 'mongodb']);
     expect(parseBenchArgs(['postgres', 'mysql'], {}).only).toEqual(['postgres', 'mysql']);

@@ -6,7 +6,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from '../src/servers/index.js';
 import { useBackend } from '../src/servers/vitest.js';
+import { NEST_CJS, NEST_ESM } from './packaging/nest-script.js';
 import {
   type AppSpec,
   CJS_APP,
@@ -19,12 +21,15 @@ import {
 } from './packaging/packed-apps.js';
 import { cleanEnv, describeResult, runCommand } from './packaging/run-command.js';
 import { unresolvedMapSources } from './packaging/source-maps.js';
+import { BAD_SQL_URLS, HAND_OFF, NEVER_ANSWERED, OPENTELEMETRY, OWN_FORCE_RELEASE, SCHEDULED } from './packaging/users-scripts.js';
 
 const redis = await useBackend('redis');
 const consul = await useBackend('consul');
 const mongodb = await useBackend('mongodb');
 const postgres = await useBackend('postgres');
 const mysql = await useBackend('mysql');
+const etcd = await useBackend('etcd');
+const zookeeper = await useBackend('zookeeper');
 
 const LIBRARIES = [
   '@holdfast/core',
@@ -34,6 +39,10 @@ const LIBRARIES = [
   '@holdfast/mongodb',
   '@holdfast/postgres',
   '@holdfast/mysql',
+  '@holdfast/etcd',
+  '@holdfast/zookeeper',
+  '@holdfast/nestjs',
+  '@holdfast/opentelemetry',
   '@holdfast/test-harness',
 ];
 /** Every export subpath of the libraries; the harness's suite entries import vitest, which refuses require(). */
@@ -47,6 +56,10 @@ const ENTRY_POINTS = [
   '@holdfast/mongodb',
   '@holdfast/postgres',
   '@holdfast/mysql',
+  '@holdfast/etcd',
+  '@holdfast/zookeeper',
+  '@holdfast/nestjs',
+  '@holdfast/opentelemetry',
   '@holdfast/test-harness/servers',
   '@holdfast/test-harness/faults',
   '@holdfast/test-harness/helpers',
@@ -224,6 +237,8 @@ describe('fresh apps from the tarballs', () => {
     { name: 'mongodb', url: mongodb.url },
     { name: 'postgres', url: postgres.url },
     { name: 'mysql', url: mysql.url },
+    { name: 'etcd', url: etcd.url },
+    { name: 'zookeeper', url: zookeeper.url },
   ];
   for (const backend of backends) {
     test.skipIf(backend.url === null)(`the same app file runs on ${backend.name} as ESM, CommonJS and .cts`, async () => {
@@ -269,4 +284,123 @@ describe('fresh apps from the tarballs', () => {
       expect(after.stdout.trim()).toBe('null');
     },
   );
+
+  test.skipIf(redis.url === null)('issue 27 item 6: the installed CLI shows a held lock with holdfast watch (--once)', async () => {
+    const holdfast = join(esmApp.dir, 'node_modules', '.bin', 'holdfast');
+    const prefix = `packaged-watch/${process.pid}/`;
+    const watched = await runCommand(
+      holdfast,
+      [
+        'run',
+        '--backend',
+        redis.url!,
+        '--reason',
+        'packaged',
+        `${prefix}job`,
+        '--',
+        holdfast,
+        'watch',
+        '--once',
+        '--backend',
+        redis.url!,
+        prefix,
+      ],
+      { cwd: esmApp.dir, timeoutMs: 60_000, env: cleanEnv() },
+    );
+    expect(watched.code, describeResult('holdfast run -- holdfast watch --once', watched)).toBe(0);
+    expect(watched.stdout).toMatch(new RegExp(`^${prefix}job\\s+\\S+\\s+\\d+\\s+packaged\\s+\\[#+-*\\] \\d+\\.\\ds$`, 'm'));
+  });
+
+  /** Runs one script in the CommonJS app (every library installed), returning its JSON line and how long the process lived. */
+  async function script(name: string, text: string, args: string[] = []): Promise<{ out: Record<string, unknown>; ms: number }> {
+    const file = join(cjsApp.dir, name);
+    await writeFile(file, text);
+    const started = performance.now();
+    const run = await runCommand(process.execPath, [file, ...args], { cwd: cjsApp.dir, timeoutMs: 60_000, env: cleanEnv() });
+    expect(run.code, describeResult(name, run)).toBe(0);
+    return { out: JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>, ms: performance.now() - started };
+  }
+
+  test('issue 27 item 1: a backend that never answered fails at once, in the library and the installed CLI (exit 69)', async () => {
+    const port = String(await freePort());
+    const { out } = await script('never-answered.mjs', NEVER_ANSWERED, [port]);
+    expect(out).toMatchObject({ code: 'HOLDFAST_BACKEND', neverAnswered: true });
+    expect(out['ms'] as number).toBeLessThan(3000);
+    const holdfast = join(esmApp.dir, 'node_modules', '.bin', 'holdfast');
+    const cli = await runCommand(holdfast, ['run', '--backend', `redis://127.0.0.1:${port}`, 'k', '--', 'true'], {
+      cwd: esmApp.dir,
+      timeoutMs: 60_000,
+      env: cleanEnv(),
+    });
+    expect(cli.code, describeResult('holdfast run at a closed port', cli)).toBe(69);
+    expect(cli.stderr).toMatch(/never answered/);
+  });
+
+  test('issue 27 item 2: forceRelease through the provider that holds the key has told the holder when it resolves', async () => {
+    // Redis told its own holder only at the next renewal before; memory where no Redis can be had.
+    const url = redis.url ?? 'memory:';
+    const { out } = await script('own-force-release.mjs', OWN_FORCE_RELEASE, [url]);
+    expect(out).toEqual({
+      backend: redis.url ? 'redis' : 'memory',
+      freed: true,
+      toldBeforeReturn: true,
+      reason: 'HOLDFAST_LOST',
+      free: true,
+    });
+  });
+
+  test('issue 27 item 9: URL settings the SQL adapters used to accept are InvalidArgumentErrors, and nothing reaches the server', async () => {
+    const { out } = await script('bad-sql-urls.mjs', BAD_SQL_URLS);
+    expect(out).toEqual({ codes: Array(8).fill('HOLDFAST_INVALID_ARGUMENT'), connections: 0 });
+  });
+
+  test('issue 27 item 4: runExclusive runs once, keeps the lock until atLeastFor, and lets the process exit at once', async () => {
+    const { out, ms } = await script('scheduled.mjs', SCHEDULED);
+    expect(out).toMatchObject({ ran: true, value: 'once', skipped: false, keptAfterJob: true });
+    expect(out['freeAt'] as number).toBeGreaterThanOrEqual(1000);
+    // The last run's lock is kept 30 s on its lease: no timer may hold the process that long.
+    expect(ms).toBeLessThan(15_000);
+  });
+
+  test('issue 27 item 7: a lock handed off as JSON is resumed by another provider with its token, renewed, and a stale proof is refused', async () => {
+    const { out } = await script('hand-off.mjs', HAND_OFF);
+    expect(out).toEqual({ sameToken: true, oldSignal: 'HOLDFAST_HANDED_OFF', stillHeld: true, staleCode: 'HOLDFAST_LOST' });
+  });
+
+  test('issue 27 item 3: a Nest application uses HoldfastModule, @WithLock and @LeaderOnly, as ES module and CommonJS, and exits after app.close()', async () => {
+    const url = redis.url ?? 'memory:';
+    for (const [name, text] of [
+      ['nest-app.mjs', NEST_ESM],
+      ['nest-app.cjs', NEST_CJS],
+    ] as const) {
+      const { out } = await script(name, text, [url]);
+      expect(out, name).toMatchObject({
+        key: 'order:7',
+        missingPath: 'HOLDFAST_INVALID_ARGUMENT',
+        busy: 'HOLDFAST_TIMEOUT',
+        skippedFirst: true,
+        leaderOnly: ['ran', 'undefined'],
+        afterClose: 'HOLDFAST_PROVIDER_CLOSED',
+      });
+      expect(String(out['backend']), name).toBe(redis.url ? 'redis' : 'memory');
+    }
+  });
+
+  test('issue 27 item 5: @holdfast/opentelemetry records spans and metrics into the SDK, labelled by backend and key label', async () => {
+    const { out } = await script('opentelemetry.mjs', OPENTELEMETRY);
+    expect(out).toEqual({
+      busyAnswer: true,
+      spans: [
+        ['holdfast.acquire', 'granted'],
+        ['holdfast.acquire', 'busy'],
+        ['holdfast.hold', 'force-released'],
+      ],
+      grants: 1,
+      busy: 1,
+      losses: [{ 'holdfast.backend': 'memory', 'holdfast.lock.key': 'packaged', 'holdfast.loss.reason': 'force-released' }],
+      holdUnit: 's',
+      subscribedAfterDispose: false,
+      tokenOnHold: true,
+    });
+  });
 });

@@ -25,7 +25,7 @@ export const consulBench: BenchModule = {
     try {
       const version = ((await http.call('GET', '/v1/agent/self')) as { Config?: { Version?: string } }).Config?.Version ?? 'unknown';
       const holdfast = holdfastSubject('holdfast consul', () => createLockProvider(urlFor('main')));
-      const steps = new Steps(log);
+      const steps = new Steps(log, settings.steps);
       await steps.run('uncontended', async () => {
         const session = await http.createSession();
         try {

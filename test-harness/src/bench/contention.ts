@@ -11,6 +11,8 @@ import type { BenchRow, LockClient, LockSubject, Release } from './types.js';
  */
 export interface ServerCounter {
   start(): Promise<() => Promise<ReadonlyMap<string, number>>>;
+  /** The server's CPU time so far (user + system), in µs: read around each timed slice, which it does not slow. */
+  cpuMicros?(): Promise<number>;
 }
 
 interface Tally {
@@ -26,6 +28,8 @@ interface Tally {
   readonly waits: number[];
   readonly perContender: number[];
   readonly counted: Map<string, number>;
+  /** The server's CPU time over the timed slices (µs), when the counter can read it. */
+  serverCpuMicros: number;
 }
 
 const DRAIN_BOUND_MS = 120_000;
@@ -54,14 +58,19 @@ export async function contentionTable(subjects: LockSubject[], settings: BenchSe
       try {
         for (const subject of subjects) clients.set(subject, await warmClients(subject, n, opened));
         for (let pass = 0; pass < 2; pass++) {
-          for (const subject of subjects)
+          for (const subject of subjects) {
+            const cpuBefore = await counter?.cpuMicros?.();
             await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, tallies.get(subject)!);
+            const cpuAfter = await counter?.cpuMicros?.();
+            if (cpuBefore !== undefined && cpuAfter !== undefined) tallies.get(subject)!.serverCpuMicros += cpuAfter - cpuBefore;
+          }
         }
         for (const subject of subjects) {
           const tally = tallies.get(subject)!;
           const rate = tally.grants / (tally.ms / 1000);
           if (n === 1) oneContender.set(subject, rate);
           rows.push(...cellRows(subject, n, keys, tally, rate, oneContender.get(subject)));
+          if (counter?.cpuMicros && tally.grants > 0) rows.push(cpuRow(rows.at(-4)!, tally));
           if (counter && keys === 1) {
             const counted = emptyTally(n);
             await slice(clients.get(subject)!, keyOf(subject), settings.contentionMs / 2, counted, counter);
@@ -107,6 +116,7 @@ function emptyTally(n: number): Tally {
     waits: [],
     perContender: Array.from({ length: n }, () => 0),
     counted: new Map(),
+    serverCpuMicros: 0,
   };
 }
 
@@ -198,6 +208,22 @@ function commandsRow(cell: BenchRow, tally: Tally): BenchRow {
   const top = sent.slice(0, 5).map(([name, calls]) => `${perGrant(calls)} ${name}`);
   const note = `${top.join(', ')}; ${perGrant(inScripts)} more inside scripts; ${tally.grants} grants counted in a slice of their own`;
   return { group: cell.group, subject: cell.subject, metric: 'commands per grant', value: total / tally.grants, unit: 'commands', note };
+}
+
+/**
+ * The server's CPU per grant over the timed slices, from its own counters (Redis: INFO cpu): what the
+ * lock costs everyone else on the server. Includes the releases and the busy answers of the cell.
+ */
+function cpuRow(cell: BenchRow, tally: Tally): BenchRow {
+  const note = `${(tally.serverCpuMicros / 1000).toFixed(0)} ms of server CPU over ${tally.grants} grants in ${(tally.ms / 1000).toFixed(1)} s`;
+  return {
+    group: cell.group,
+    subject: cell.subject,
+    metric: 'server CPU per grant',
+    value: tally.serverCpuMicros / tally.grants,
+    unit: 'µs',
+    note,
+  };
 }
 
 /** How a ServerCounter names commands that a script ran inside the server (not sent by a client). */

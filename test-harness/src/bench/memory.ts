@@ -17,7 +17,7 @@ export const memoryBench: BenchModule = {
     const store = `memory://bench-${Math.random().toString(36).slice(2, 8)}`;
     const holdfast = holdfastSubject('holdfast memory', () => createLockProvider(store));
     const subjects = [holdfast, verrouMemorySubject()];
-    const steps = new Steps(log);
+    const steps = new Steps(log, settings.steps);
     await steps.run('uncontended', async () =>
       sideBySide('uncontended acquire+release', await openAll(subjects.map((subject) => () => lockRoundTrip(subject))), settings),
     );

@@ -58,7 +58,7 @@ export const mongodbBench: BenchModule = {
           : { note: `no change streams on this server: waiters poll (pollIntervalMs ${POLL_MS} ms by default)` }),
       });
       log(described.label);
-      const steps = new Steps(log);
+      const steps = new Steps(log, settings.steps);
       await steps.run('uncontended', async () => sideBySide(GROUP, [rawPair(raw), await lockRoundTrip(holdfast)], settings));
       await steps.run('commands per op', async () => {
         const pass = { group: GROUP, requestsMetric: 'commands per acquire+release', parser: mongoCommands, ops: settings.countedOps };

@@ -45,7 +45,7 @@ export const redisBench: BenchModule = {
         verrouRedisSubject(url, connect),
         redisSemaphoreSubject(url, connect),
       ];
-      const steps = new Steps(log);
+      const steps = new Steps(log, settings.steps);
       await steps.run('uncontended', async () =>
         sideBySide(
           'uncontended acquire+release',
@@ -57,7 +57,11 @@ export const redisBench: BenchModule = {
         const pairs = await openAll([...subjects.map((subject) => () => inProcessPair(subject)), () => crossProcessPair(url, holdfast)]);
         return handoffSideBySide('hand-off latency', pairs, phaseFor(subjects), settings);
       });
-      await steps.run('contention', () => contentionTable(subjects, settings, redisCommands(stats)));
+      // The opt-in unfair mode beside the FIFO default, in the contention cells only.
+      const barging = holdfastSubject('holdfast redis barging', () => createLockProvider(url, { adapter: { fairness: 'barging' } }), {
+        note: "fairness: 'barging' (opt-in)",
+      });
+      await steps.run('contention', () => contentionTable([...subjects, barging], settings, redisCommands(stats)));
       await steps.run('hold many', () => holdManyRows(url, stats, settings));
       await steps.run('take many without renewal', () => takeMany(subjects[1]!, settings.hold, `hold ${settings.hold} locks`));
       await steps.run('quorum of 3', () => redisQuorumRows(connect, settings));

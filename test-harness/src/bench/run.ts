@@ -1,4 +1,5 @@
 import { consulBench } from './consul.js';
+import { etcdBench } from './etcd.js';
 import { evaluateGoals, type Goal } from './goals.js';
 import { type MachineNote, watchMachine } from './machine.js';
 import { memoryBench } from './memory.js';
@@ -7,8 +8,18 @@ import { redisBench } from './redis.js';
 import type { BenchSettings } from './settings.js';
 import { mysqlBench, postgresBench } from './sql.js';
 import type { BenchModule, BenchRow } from './types.js';
+import { zookeeperBench } from './zookeeper.js';
 
-export const MODULES: readonly BenchModule[] = [memoryBench, redisBench, consulBench, mongodbBench, postgresBench, mysqlBench];
+export const MODULES: readonly BenchModule[] = [
+  memoryBench,
+  redisBench,
+  consulBench,
+  mongodbBench,
+  postgresBench,
+  mysqlBench,
+  etcdBench,
+  zookeeperBench,
+];
 
 export interface BenchResult {
   readonly startedAt: string;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 /** Sizes of one bench run. Every field has a flag and a HOLDFAST_BENCH_* variable (flags win). */
 export interface BenchSettings {
   readonly quick: boolean;
-  /** Module names to run; empty = memory, redis, consul and mongodb (postgres and mysql run when named). */
+  /** Module names to run; empty = memory, redis, consul and mongodb (postgres, mysql, etcd and zookeeper run when named). */
   readonly only: readonly string[];
   /** Throughput: each subject's total time, measured in alternating slices of sliceMs. */
   readonly throughputMs: number;
@@ -19,7 +19,11 @@ export interface BenchSettings {
   readonly holdBudgetMs: number;
   /** Uncontended operations in the passes that count commands and bytes. */
   readonly countedOps: number;
+  /** Names (or name prefixes) of the steps to run in each module; empty = all. */
+  readonly steps: readonly string[];
   readonly outDir: string;
+  /** Where the SVG charts go (bench-handoff.svg, bench-throughput.svg); none when absent. */
+  readonly chartsDir?: string;
 }
 
 const FULL = {
@@ -47,11 +51,14 @@ const QUICK: typeof FULL = {
   countedOps: 20,
 };
 
-const USAGE =
-  'usage: npm run bench -- [memory|redis|consul|mongodb|postgres|mysql ...] [--quick] [--throughput-ms N] [--slice-ms N] [--rounds N] ' +
-  '[--contenders 1,8,64] [--keys N] [--contention-ms N] [--hold N] [--hold-budget-ms N] [--counted-ops N] [--out DIR]';
+/** A bad flag or argument: main prints the message and exits 2, without a stack. */
+export class BenchUsageError extends Error {}
 
-export const MODULE_NAMES = ['memory', 'redis', 'consul', 'mongodb', 'postgres', 'mysql'] as const;
+export const USAGE =
+  'usage: npm run bench -- [memory|redis|consul|mongodb|postgres|mysql|etcd|zookeeper ...] [--quick] [--throughput-ms N] [--slice-ms N] [--rounds N] ' +
+  '[--contenders 1,8,64] [--keys N] [--contention-ms N] [--hold N] [--hold-budget-ms N] [--counted-ops N] [--steps uncontended,contention] [--out DIR] [--charts DIR]';
+
+export const MODULE_NAMES = ['memory', 'redis', 'consul', 'mongodb', 'postgres', 'mysql', 'etcd', 'zookeeper'] as const;
 
 /** Reads flags, then HOLDFAST_BENCH_<FLAG> (e.g. HOLDFAST_BENCH_ROUNDS), then the defaults. */
 export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): BenchSettings {
@@ -63,10 +70,10 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     if (arg === '--quick') quick = true;
     else if (arg.startsWith('--')) {
       const value = argv[++i];
-      if (value === undefined) throw new Error(`${USAGE}\n(${arg} needs a value)`);
+      if (value === undefined) throw new BenchUsageError(`${USAGE}\n(${arg} needs a value)`);
       flags.set(arg.slice(2), value);
     } else if ((MODULE_NAMES as readonly string[]).includes(arg)) only.push(arg);
-    else throw new Error(`${USAGE}\n(unknown argument "${arg}")`);
+    else throw new BenchUsageError(`${USAGE}\n(unknown argument "${arg}")`);
   }
   const base = quick ? QUICK : FULL;
   const text = (flag: string): string | undefined => {
@@ -78,13 +85,13 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     const given = text(flag);
     if (given === undefined) return fallback;
     const value = Number(given);
-    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${flag} must be a positive integer, got "${given}"`);
+    if (!Number.isInteger(value) || value <= 0) throw new BenchUsageError(`--${flag} must be a positive integer, got "${given}"`);
     return value;
   };
   const contendersText = text('contenders');
   const contenders = contendersText === undefined ? base.contenders : contendersText.split(',').map(Number);
   if (contenders.some((n) => !Number.isInteger(n) || n <= 0))
-    throw new Error(`--contenders must look like 1,8,64, got "${contendersText}"`);
+    throw new BenchUsageError(`--contenders must look like 1,8,64, got "${contendersText}"`);
   const settings: BenchSettings = {
     quick,
     only,
@@ -97,8 +104,15 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     hold: int('hold', base.hold),
     holdBudgetMs: int('hold-budget-ms', base.holdBudgetMs),
     countedOps: int('counted-ops', base.countedOps),
+    steps: (text('steps') ?? '').split(',').filter(Boolean),
     outDir: text('out') ?? join(cwd, 'bench-results'),
+    ...optional('chartsDir', text('charts')),
   };
-  if (flags.size > 0) throw new Error(`${USAGE}\n(unknown flag --${[...flags.keys()][0]})`);
+
+  if (flags.size > 0) throw new BenchUsageError(`${USAGE}\n(unknown flag --${[...flags.keys()][0]})`);
   return settings;
+}
+
+function optional<K extends string>(name: K, value: string | undefined): { [key in K]?: string } {
+  return value === undefined ? {} : ({ [name]: value } as { [key in K]: string });
 }

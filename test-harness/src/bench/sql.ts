@@ -23,7 +23,7 @@ export function sqlBench(kind: 'postgres' | 'mysql', wake: { pollPeriodMs: numbe
     async run(settings, log) {
       const server = await benchServer(kind);
       const holdfast = holdfastSubject(`holdfast ${kind}`, () => createLockProvider(server.url), wake);
-      const steps = new Steps(log);
+      const steps = new Steps(log, settings.steps);
       try {
         await steps.run('uncontended', async () => sideBySide('uncontended acquire+release', [await lockRoundTrip(holdfast)], settings));
         await steps.run('hand-off', async () => {

@@ -8,9 +8,14 @@ export class Steps {
   readonly rows: BenchRow[] = [];
   readonly failures: string[] = [];
 
-  constructor(private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly log: (line: string) => void,
+    /** `--steps`: names (or their beginnings) of the steps to run; empty = all. */
+    private readonly only: readonly string[] = [],
+  ) {}
 
   async run(name: string, step: () => Promise<BenchRow | BenchRow[]>): Promise<void> {
+    if (this.only.length > 0 && !this.only.some((wanted) => name.startsWith(wanted))) return;
     this.log(name);
     try {
       const rows = await step();

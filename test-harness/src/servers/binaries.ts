@@ -40,6 +40,16 @@ export async function ferretdbBinary(): Promise<string | null> {
   return goServer(serverVersions().go.ferretdb);
 }
 
+/** The pinned etcd from the cache, else `etcd` on PATH, else null. */
+export async function etcdBinary(): Promise<string | null> {
+  return goServer(serverVersions().go.etcd);
+}
+
+/** The pinned etcdctl (etcd's own CLI, for interop tests) from the cache, else on PATH, else null. */
+export async function etcdctlBinary(): Promise<string | null> {
+  return goServer(serverVersions().go.etcdctl);
+}
+
 export async function redisServerBinary(): Promise<string | null> {
   return onPath(serverVersions().apt.redis.binary);
 }

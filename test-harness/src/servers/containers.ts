@@ -100,6 +100,28 @@ async function mysql(): Promise<StartedContainerBackend> {
   return started(c, `mysql://root@${c.getHost()}:${c.getMappedPort(3306)}/holdfast`);
 }
 
+/** etcd's image has no default command that listens beyond the container's loopback. */
+async function etcd(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
+  const c = await new GenericContainer(serverVersions().containers.etcd)
+    .withExposedPorts(2379)
+    .withCommand(['etcd', '--listen-client-urls=http://0.0.0.0:2379', '--advertise-client-urls=http://127.0.0.1:2379'])
+    .withWaitStrategy(Wait.forHttp('/health', 2379).forResponsePredicate((body) => body.includes('"true"')))
+    .start();
+  return started(c, `etcd://${c.getHost()}:${c.getMappedPort(2379)}`);
+}
+
+/** The official image runs one standalone server; its log line says when the client port is bound. */
+async function zookeeper(): Promise<StartedContainerBackend> {
+  const { GenericContainer, Wait } = await testcontainers();
+  const c = await new GenericContainer(serverVersions().containers.zookeeper)
+    .withExposedPorts(2181)
+    .withEnvironment({ ZOO_4LW_COMMANDS_WHITELIST: 'srvr,ruok,mntr,cons', ZOO_MAX_SESSION_TIMEOUT: '60000' })
+    .withWaitStrategy(Wait.forAll([Wait.forLogMessage(/binding to port/), Wait.forListeningPorts()]))
+    .start();
+  return started(c, `zookeeper://${c.getHost()}:${c.getMappedPort(2181)}`);
+}
+
 export function startContainer(kind: BackendKind): Promise<StartedContainerBackend> {
-  return { redis, mongodb, consul, postgres, mysql }[kind]();
+  return { redis, mongodb, consul, postgres, mysql, etcd, zookeeper }[kind]();
 }

@@ -1,6 +1,7 @@
-import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
+import { consulBinary, etcdBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
 import { startConsulDev } from './consul.js';
 import { containerRuntimeUnavailable, startContainer } from './containers.js';
+import { startEtcd } from './etcd.js';
 import { startFerretdb } from './ferretdb.js';
 import { startMariadb } from './mariadb.js';
 import { startPostgres } from './postgres.js';
@@ -8,6 +9,7 @@ import { startRedis } from './redis.js';
 import { isRequired } from './require.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
 import { serverVersions } from './versions.js';
+import { startZookeeper, zookeeperJar } from './zookeeper.js';
 
 export const URL_ENV: Record<BackendKind, string> = {
   redis: 'HOLDFAST_TEST_REDIS_URL',
@@ -15,6 +17,8 @@ export const URL_ENV: Record<BackendKind, string> = {
   consul: 'HOLDFAST_TEST_CONSUL_URL',
   postgres: 'HOLDFAST_TEST_POSTGRES_URL',
   mysql: 'HOLDFAST_TEST_MYSQL_URL',
+  etcd: 'HOLDFAST_TEST_ETCD_URL',
+  zookeeper: 'HOLDFAST_TEST_ZOOKEEPER_URL',
 };
 
 const URL_EXAMPLE: Record<BackendKind, string> = {
@@ -23,6 +27,8 @@ const URL_EXAMPLE: Record<BackendKind, string> = {
   consul: 'consul://127.0.0.1:8500',
   postgres: 'postgres://user:password@127.0.0.1:5433/holdfast_test',
   mysql: 'mysql://user:password@127.0.0.1:3307/holdfast_test',
+  etcd: 'etcd://127.0.0.1:2379,127.0.0.1:22379',
+  zookeeper: 'zookeeper://127.0.0.1:2181,127.0.0.1:2182',
 };
 
 interface LocalRecipe {
@@ -57,6 +63,18 @@ const LOCAL: Record<BackendKind, LocalRecipe> = {
     missing: 'no mariadbd / mariadb-install-db',
     start: startMariadb,
     describe: (bin) => `local mariadbd of our own (${bin})`,
+  },
+  etcd: {
+    binary: etcdBinary,
+    missing: 'no etcd binary in the servers cache or on PATH',
+    start: startEtcd,
+    describe: (bin) => `local etcd member of our own (${bin})`,
+  },
+  zookeeper: {
+    binary: zookeeperJar,
+    missing: 'no java or no ZooKeeper jar (Debian package zookeeper)',
+    start: startZookeeper,
+    describe: (jar) => `local standalone ZooKeeper of our own (${jar})`,
   },
 };
 

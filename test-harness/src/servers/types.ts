@@ -1,6 +1,6 @@
-export type BackendKind = 'redis' | 'mongodb' | 'consul' | 'postgres' | 'mysql';
+export type BackendKind = 'redis' | 'mongodb' | 'consul' | 'postgres' | 'mysql' | 'etcd' | 'zookeeper';
 
-export const BACKEND_KINDS: readonly BackendKind[] = ['redis', 'mongodb', 'consul', 'postgres', 'mysql'];
+export const BACKEND_KINDS: readonly BackendKind[] = ['redis', 'mongodb', 'consul', 'postgres', 'mysql', 'etcd', 'zookeeper'];
 
 export type ResolvedBackend =
   | {

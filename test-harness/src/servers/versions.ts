@@ -10,9 +10,21 @@ export interface GoServerSpec {
 }
 
 export interface ServerVersions {
-  go: { consul: GoServerSpec; ferretdb: GoServerSpec };
-  apt: { redis: AptServerSpec; postgres: AptServerSpec; mysql: AptServerSpec };
-  containers: { redis: string; mongodb: string; consul: string; postgres: string; mysql: string };
+  go: { consul: GoServerSpec; ferretdb: GoServerSpec; etcd: GoServerSpec; etcdctl: GoServerSpec };
+  apt: { redis: AptServerSpec; 'redis-sentinel': AptServerSpec; postgres: AptServerSpec; mysql: AptServerSpec };
+  containers: { redis: string; mongodb: string; consul: string; postgres: string; mysql: string; etcd: string; zookeeper: string };
+  java: { zookeeper: JavaServerSpec };
+}
+
+/** A server that runs on the JVM from a Debian package's jars (ZooKeeper). */
+export interface JavaServerSpec {
+  package: string;
+  version: string;
+  /** The server jar; its manifest's Class-Path names the dependency jars. */
+  jar: string;
+  /** An SLF4J binding, so the server's errors reach its output. */
+  logBinding: string;
+  main: string;
 }
 
 export interface AptServerSpec {

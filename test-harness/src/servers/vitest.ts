@@ -1,8 +1,18 @@
 import { afterAll } from 'vitest';
-import { consulBinary, ferretdbBinary, mariadbBinaries, postgresBinDir, redisServerBinary } from './binaries.js';
+import {
+  consulBinary,
+  etcdBinary,
+  etcdctlBinary,
+  ferretdbBinary,
+  mariadbBinaries,
+  onPath,
+  postgresBinDir,
+  redisServerBinary,
+} from './binaries.js';
 import { isRequired } from './require.js';
 import { resolveBackend } from './resolve.js';
 import type { BackendKind, ResolvedBackend } from './types.js';
+import { zookeeperJar } from './zookeeper.js';
 
 export interface UsedBackend {
   /** The server's URL, or null when the tests must be skipped. */
@@ -37,10 +47,19 @@ export async function useBackend(kind: BackendKind): Promise<UsedBackend> {
 
 const LOCAL_BINARIES = {
   'redis-server': { kind: 'redis', find: redisServerBinary, fix: 'apt-get install redis-server (or `npm run servers:install`)' },
+  // Sentinel test servers (startRedisSentinel): Debian's redis-sentinel package.
+  'redis-sentinel': {
+    kind: 'redis',
+    find: async () => onPath('redis-sentinel'),
+    fix: 'apt-get install redis-sentinel (or `npm run servers:install`)',
+  },
   consul: { kind: 'consul', find: consulBinary, fix: 'run `npm run servers:install`' },
   ferretdb: { kind: 'mongodb', find: ferretdbBinary, fix: 'run `npm run servers:install`' },
   postgres: { kind: 'postgres', find: postgresBinDir, fix: 'apt-get install postgresql (or `npm run servers:install`)' },
   mariadbd: { kind: 'mysql', find: mariadbBinaries, fix: 'apt-get install mariadb-server (or `npm run servers:install`)' },
+  etcd: { kind: 'etcd', find: etcdBinary, fix: 'run `npm run servers:install`' },
+  etcdctl: { kind: 'etcd', find: etcdctlBinary, fix: 'run `npm run servers:install`' },
+  zookeeper: { kind: 'zookeeper', find: zookeeperJar, fix: 'apt-get install zookeeper (or `npm run servers:install`)' },
 } as const;
 
 /**

@@ -40,16 +40,28 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
   },
   postgres: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
   mysql: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
+  // 2 s is etcd's smallest lease TTL with its default election timeout; lapsed leases go within ~0.5 s.
+  etcd: { ttlMs: 2000, pauseMs: [2500, 5000], pauseEveryMs: 3000, urlOptions: 'prefix=holdfast-soak' },
+  // A holder's session lives 2 s without heartbeats (ZooKeeper's server expires it then); pauses straddle that.
+  zookeeper: { ttlMs: 2000, pauseMs: [2500, 5000], pauseEveryMs: 3000, urlOptions: 'sessionTimeout=2s' },
 };
 
 const USAGE =
-  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
   const [backend, ...rest] = argv;
   if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
-  if (backend !== 'redis' && backend !== 'consul' && backend !== 'mongodb' && backend !== 'postgres' && backend !== 'mysql')
+  if (
+    backend !== 'redis' &&
+    backend !== 'consul' &&
+    backend !== 'mongodb' &&
+    backend !== 'postgres' &&
+    backend !== 'mysql' &&
+    backend !== 'etcd' &&
+    backend !== 'zookeeper'
+  )
     throw new Error(USAGE);
   const defaults = BACKEND_DEFAULTS[backend];
   const flags = new Map<string, string>();

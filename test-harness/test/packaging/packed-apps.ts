@@ -54,6 +54,8 @@ export const ESM_APP = (root: string): AppSpec => ({
     '@holdfast/mongodb',
     '@holdfast/postgres',
     '@holdfast/mysql',
+    '@holdfast/etcd',
+    '@holdfast/zookeeper',
     '@holdfast/cli',
   ],
   tsconfigs: {
@@ -76,6 +78,11 @@ export const CJS_APP = (root: string): AppSpec => ({
     '@holdfast/mongodb',
     '@holdfast/postgres',
     '@holdfast/mysql',
+    '@holdfast/etcd',
+    '@holdfast/zookeeper',
+    // Its peers (@nestjs/common, @nestjs/core, reflect-metadata, rxjs) come with it: npm installs peers.
+    '@holdfast/nestjs',
+    '@holdfast/opentelemetry',
     '@holdfast/test-harness',
   ],
   tsconfigs: {
@@ -109,6 +116,12 @@ export async function createApp(spec: AppSpec, packed: readonly PackedPackage[])
   if (spec.withTypeChecker) dependencies['@arethetypeswrong/core'] = ATTW_VERSION;
   // The optional peer behind @holdfast/core/typedi, so that entry point loads too.
   if (spec.packages.includes('@holdfast/test-harness')) dependencies['typedi'] = await installedVersion('typedi');
+  // @holdfast/opentelemetry's peer, and the SDK a user records into (issue 27 item 5's script).
+  if (spec.packages.includes('@holdfast/opentelemetry')) {
+    for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-metrics', '@opentelemetry/sdk-trace-base']) {
+      dependencies[name] = await installedVersion(name);
+    }
+  }
   await writeFile(
     join(spec.dir, 'package.json'),
     JSON.stringify({ name: `holdfast-${spec.type}-app`, private: true, type: spec.type, dependencies }, null, 2),
