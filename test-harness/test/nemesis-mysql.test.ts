@@ -5,7 +5,7 @@ import { mariadbTarget } from '../src/nemesis/targets/mariadb.js';
 import type { Scenario } from '../src/nemesis/types.js';
 
 const TTL = 2000;
-/** Longer than PostgreSQL's 25 s: MariaDB's waiters poll (250 ms at most) rather than being woken. */
+/** As long as PostgreSQL's short run: a cut at 6 s, healed by 12-16 s, then 20 s of contention to watch. */
 const DURATION_MS = 35_000;
 const SHORT = {
   workers: 3,
