@@ -1,6 +1,7 @@
 import { redactUrl } from '@holdfast/core';
 import { COMMAND_HELP } from './command-help.js';
 import { demo } from './demo.js';
+import { failureText } from './failure-text.js';
 import { inspect } from './inspect.js';
 import { list } from './list.js';
 import { release } from './release.js';
@@ -32,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     return await command(args);
   } catch (error) {
     const code = exitCodeFor(error);
-    const message = redactUrl(error instanceof Error ? error.message : String(error));
+    const message = redactUrl(failureText(error));
     console.error(code === EXIT.usage ? `holdfast: ${message}\n\n${USAGE}` : `holdfast: ${message}`);
     return code;
   }

@@ -92,6 +92,9 @@ describe.each(Object.keys(URLS))('%s that has never answered', { timeout: 30_000
       const result = await cli(['run', '--backend', url, 'unreachable/cli', '--', 'true']);
       expect(result.code).toBe(69);
       expect(result.stderr).toMatch(/never answered/);
+      // The remedy as the CLI spells it, not the library option.
+      expect(result.stderr).toMatch(/pass --wait-for-backend/);
+      expect(result.stderr).not.toMatch(/waitForBackend/);
       expect(result.stderr).not.toMatch(/waiting for lock/);
       // The default per-call timeout (5 s) bounds a silent server, close() its own 5 s; node's start-up on a loaded machine is the rest.
       expect(result.ms, `holdfast run took ${Math.round(result.ms)} ms`).toBeLessThan(10_000 + BOUND_MS);

@@ -126,6 +126,26 @@ export class BackendError extends HoldfastError {
   }
 }
 
+/**
+ * A waiting acquire whose backend failed before it had ever answered this provider (a wrong host or
+ * port, a server not started): reported at once instead of retried in silence. Still a
+ * `BackendError` (same code); its own class so that a tool can word the remedy its own way (the
+ * CLI names `--wait-for-backend`, the library the `waitForBackend` option).
+ */
+export class BackendNeverAnsweredError extends BackendError {
+  /** The failure's own message, without the advice around it. */
+  readonly failure: string;
+  constructor(backend: string, cause: unknown) {
+    const failure = cause instanceof Error ? cause.message : String(cause);
+    super(
+      backend,
+      `it has never answered this provider (${failure}); check the URL, or pass waitForBackend: true to wait for it to come up`,
+      cause,
+    );
+    this.failure = failure;
+  }
+}
+
 export class ProviderClosedError extends HoldfastError {
   constructor(readonly backend: string) {
     super(ErrorCode.ProviderClosed, `the ${backend} lock provider is closed`);

@@ -5,8 +5,16 @@ import type { BackendCaller } from './backend-caller.js';
 import type { BackgroundWork } from './background-work.js';
 import { ANSWER_CHECKS, type AnswerCheck } from './contract-check.js';
 import { CHANNELS, publish } from './diagnostics.js';
-import { AdapterContractError, BackendError, ErrorCode, HoldfastError, LockAbortedError, LockTimeoutError } from './errors.js';
-import { neverAnswered, type OutageReport } from './outage-report.js';
+import {
+  AdapterContractError,
+  BackendError,
+  BackendNeverAnsweredError,
+  ErrorCode,
+  HoldfastError,
+  LockAbortedError,
+  LockTimeoutError,
+} from './errors.js';
+import type { OutageReport } from './outage-report.js';
 import { safetyDeadline } from './renewal-policy.js';
 
 /** Longest single wait between attempts, so that a missed wake-up costs at most this much. */
@@ -120,7 +128,7 @@ export class GrantTaker {
           if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
           // A wrong URL must not hang a caller that waits forever: retry only a backend that answered before.
           const answeredBefore = this.caller.answered;
-          if (!answeredBefore && !waitForBackend) throw neverAnswered(this.backend.name, error);
+          if (!answeredBefore && !waitForBackend) throw new BackendNeverAnsweredError(this.backend.name, error);
           retry.failed(error);
           this.outages.retrying(key, error, retry.failures, answeredBefore);
         }

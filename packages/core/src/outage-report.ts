@@ -1,5 +1,4 @@
 import { CHANNELS, type Logger, publish } from './diagnostics.js';
-import { BackendError } from './errors.js';
 
 /**
  * A waiting acquire that retries a failing backend says so, on the logger and the
@@ -28,18 +27,4 @@ export class OutageReport {
     publish(CHANNELS.backendRetry, () => fields);
     this.logger?.warn(fields, `holdfast: acquire of lock "${key}" is retrying: ${message}`);
   }
-}
-
-/**
- * What a waiting acquire throws when the backend failed before it ever answered this provider: a
- * wrong host or port, a server not started. Reported at once rather than retried for ever in
- * silence; `waitForBackend: true` asks for the retries.
- */
-export function neverAnswered(backend: string, error: unknown): BackendError {
-  const message = error instanceof Error ? error.message : String(error);
-  return new BackendError(
-    backend,
-    `it has never answered this provider (${message}); check the URL, or pass waitForBackend: true to wait for it to come up`,
-    error,
-  );
 }

@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { expect, test } from 'vitest';
 import { createProvider } from '../src/backend-index.js';
-import { CHANNELS, ErrorCode, type LockEvent } from '../src/index.js';
+import { BackendError, BackendNeverAnsweredError, CHANNELS, ErrorCode, type LockEvent } from '../src/index.js';
 import { ScriptedBackend } from './fixtures/scripted-backend.js';
 
 /** Collects the messages of one channel while `work` runs. */
@@ -21,7 +21,12 @@ test('a backend that never answered fails a waiting acquire at once, without wai
   backend.behaviour.tryGrant = 'fail';
   const provider = createProvider(backend, { pollIntervalMs: 10 });
   const started = performance.now();
-  await expect(provider.acquire('k')).rejects.toMatchObject({ code: ErrorCode.Backend, message: /never answered/ });
+  const failed = await provider.acquire('k').catch((error: unknown) => error);
+  expect(failed).toMatchObject({ code: ErrorCode.Backend, message: /never answered/ });
+  // Its own class (the CLI words the remedy as its flag), still a BackendError, with the bare failure.
+  expect(failed).toBeInstanceOf(BackendNeverAnsweredError);
+  expect(failed).toBeInstanceOf(BackendError);
+  expect((failed as BackendNeverAnsweredError).failure).toBe(((failed as Error).cause as Error).message);
   expect(performance.now() - started).toBeLessThan(500);
   expect(backend.calls.filter((call) => call.operation === 'tryGrant')).toHaveLength(1);
   const waited = performance.now();
