@@ -53,6 +53,18 @@ export function primariesOf(client: Redis): Redis[] {
   return isCluster(client) ? (client as unknown as Cluster).nodes('master') : [client];
 }
 
+/**
+ * After a command to a Cluster node timed out or lost its connection: asks for the slot map now.
+ * ioredis learns a failover only from a redirect, and a primary that is cut off or hung never sends
+ * one (it has no periodic refresh by default), so without this every command for its slots would go
+ * on timing out against it until it came back, while its promoted replica served them. One refresh
+ * at a time (ioredis joins concurrent calls); a server's own error reply is no reason to refresh.
+ */
+export function refreshAfterFailure(client: Redis, error: unknown): void {
+  if (!isCluster(client) || (error as Error | undefined)?.name === 'ReplyError') return;
+  (client as unknown as Cluster).refreshSlotsCache();
+}
+
 const keyOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
 
 /**

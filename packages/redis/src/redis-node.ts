@@ -2,7 +2,7 @@ import { BackendError, InvalidArgumentError } from '@holdfast/core';
 import type { CallContext } from '@holdfast/core/backend';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AppClient } from './app-client.js';
-import { failFastCluster, isCluster, primariesOf, watchFailovers } from './cluster-connection.js';
+import { failFastCluster, isCluster, primariesOf, refreshAfterFailure, watchFailovers } from './cluster-connection.js';
 import { dropSocket, failFastClient, keepTimerListFor, type NodeSettings, quit } from './connections.js';
 import { Session } from './session.js';
 import type { HostPort } from './topology-url.js';
@@ -140,12 +140,15 @@ export class RedisNode {
   }
 
   /**
-   * A command failed on `session`. A server that says READONLY was turned into a replica (a
+   * A command failed on `session`. On a Cluster, a timeout or a dropped connection refreshes the slot
+   * map (refreshAfterFailure). A server that says READONLY was turned into a replica (a
    * failover) and keeps our connection open: its data may be gone from the new primary, so the
    * session ends as if the connection had dropped, and reconnecting finds the new primary.
    */
   commandFailed(session: Session, error: unknown): void {
-    if (this.session !== session || !/\bREADONLY\b/.test(String((error as Error | undefined)?.message))) return;
+    if (this.session !== session) return;
+    refreshAfterFailure(session.client, error);
+    if (!/\bREADONLY\b/.test(String((error as Error | undefined)?.message))) return;
     this.endSession(
       `${this.label} answered READONLY: it was turned into a replica (a failover), and the new primary may not have the lock`,
     );
