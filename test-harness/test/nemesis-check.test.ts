@@ -38,6 +38,28 @@ describe('the nemesis history check', () => {
     });
   });
 
+  it('counts the grants to the workers a fault did not cut off, between the fault and its heal', () => {
+    const figures = checkHistory(
+      // Worker 0 cut off at 100; worker 1 granted during the cut (200), worker 0 itself (250) and after the heal (450) not counted.
+      [
+        begin(0, 0, 1, 1),
+        lost(150, 0, 1, 1),
+        begin(200, 1, 1, 2),
+        end(240, 1, 1, 2),
+        begin(250, 0, 2, 3),
+        end(300, 0, 2, 3),
+        begin(450, 1, 2, 4),
+      ],
+      [
+        { at: 100, action: 'cut off worker 0' },
+        { at: 400, action: 'healed worker 0', heal: true, affected: [0] },
+      ],
+      BOUNDS,
+      500,
+    );
+    expect(figures.grantsDuringFaults).toEqual([1]);
+  });
+
   it('counts overlapping holds as a double grant, with the overlap', () => {
     const figures = checkHistory([begin(0, 0, 1, 1), begin(100, 1, 1, 2), end(250, 0, 1, 1), end(300, 1, 1, 2)], [], BOUNDS, 400);
     expect(figures.doubleGrants).toBe(1);

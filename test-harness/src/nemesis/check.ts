@@ -43,6 +43,11 @@ export interface HistoryFigures {
   callErrors: Record<string, number>;
   /** For each heal: ms until the next grant to a worker the fault cut off (null: none before the run ended). */
   recoveryMs: (number | null)[];
+  /**
+   * For each heal that names the workers its fault cut off: grants to the other workers between the
+   * fault and the heal, the side that kept a majority going on (a failover that served them).
+   */
+  grantsDuringFaults: number[];
   overlapDetails: string[];
 }
 
@@ -74,6 +79,7 @@ export function checkHistory(
     hungCalls: 0,
     callErrors: {},
     recoveryMs: [],
+    grantsDuringFaults: [],
     overlapDetails: [],
   };
   const openCalls = new Map<string, number>();
@@ -126,6 +132,13 @@ export function checkHistory(
   for (const heal of faults.filter((fault) => fault.heal)) {
     const next = begins.find((event) => event.at >= heal.at && (!heal.affected || heal.affected.includes(event.worker)))?.at;
     figures.recoveryMs.push(next === undefined ? null : Math.round(next - heal.at));
+  }
+  for (const [index, heal] of faults.entries()) {
+    if (!heal.heal || !heal.affected) continue;
+    // The fault is the mark just before its heal (each step marks its fault, then its heal).
+    const since = faults[index - 1]?.at ?? 0;
+    const others = begins.filter((event) => event.at >= since && event.at < heal.at && !heal.affected!.includes(event.worker));
+    figures.grantsDuringFaults.push(others.length);
   }
   return figures;
 }

@@ -90,6 +90,7 @@ export async function runScenario(makeTarget: () => NemesisTarget, scenario: Sce
         if (!clock) throw new Error(`${host} runs under no fake clock in this scenario`);
         return clock;
       },
+      keys,
       holders: () => store.holders(),
       clientHost: (worker) => clientHosts[worker]!,
       mark: (action, heal) => {

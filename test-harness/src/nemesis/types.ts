@@ -13,6 +13,8 @@ export interface NemesisTarget {
   urlFor(worker: number): string;
   /** The server host that leads now, where the backend has one. */
   leader?(): Promise<string>;
+  /** The server host that serves `key` now, where keys are spread over servers (a Redis Cluster's primary of its slot). */
+  serverOf?(key: string): Promise<string>;
   /**
    * Stops the server in `host` gracefully and starts it again on its data; resolves once it serves
    * and the cluster has a leader again (a rolling restart's step). Where the backend supports it.
@@ -27,6 +29,8 @@ export interface NemesisControls {
   readonly target: NemesisTarget;
   /** The fake clock of a server host (scenarios name the hosts they want under one). */
   clock(host: string): FakeClock;
+  /** The run's lock keys, as the workers pass them to acquire(). */
+  readonly keys: readonly string[];
   /** Workers that hold some key at this moment. */
   holders(): number[];
   /** The host worker `worker` runs in. */

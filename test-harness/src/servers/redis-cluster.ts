@@ -8,6 +8,8 @@ import { pollUntil, waitUntilReady } from './wait.js';
 
 /** A node of a test Cluster as CLUSTER NODES reports it. */
 export interface ClusterNodeInfo {
+  /** The address the node announces (127.0.0.1 here; a namespace's own address in the nemesis). */
+  address: string;
   port: number;
   id: string;
   role: 'primary' | 'replica';
@@ -46,14 +48,15 @@ export interface RedisClusterServers {
 // 2-core machine does not fail nodes over by itself.
 const NODE_TIMEOUT_MS = 2000;
 
-function parseNodes(text: string): ClusterNodeInfo[] {
+/** CLUSTER NODES' text, one node a line. */
+export function parseClusterNodes(text: string): ClusterNodeInfo[] {
   return text
     .trim()
     .split('\n')
     .filter(Boolean)
     .map((line) => {
       const [id, addr, flags, primaryId, , , , , ...slotFields] = line.split(' ');
-      const port = Number(addr!.split('@')[0]!.split(':')[1]);
+      const [address, port] = addr!.split('@')[0]!.split(':');
       const flagSet = new Set(flags!.split(','));
       const slots = slotFields
         .filter((s) => !s.startsWith('['))
@@ -62,7 +65,8 @@ function parseNodes(text: string): ClusterNodeInfo[] {
           return [Number(from), Number(to ?? from)];
         });
       return {
-        port,
+        address: address!,
+        port: Number(port),
         id: id!,
         role: flagSet.has('master') ? 'primary' : 'replica',
         primaryId: primaryId === '-' ? null : primaryId!,
@@ -104,7 +108,7 @@ async function startOn(ports: number[]): Promise<RedisClusterServers> {
     let lastError: unknown;
     for (const port of live()) {
       try {
-        return parseNodes(await redisCli(port, ['cluster', 'nodes'], 1000));
+        return parseClusterNodes(await redisCli(port, ['cluster', 'nodes'], 1000));
       } catch (err) {
         lastError = err; // paused or dying: ask the next one
       }
@@ -140,7 +144,7 @@ async function startOn(ports: number[]): Promise<RedisClusterServers> {
     // Every node must know the replicas, and they their primary's data, before a test kills anything.
     await pollUntil('every node sees 3 replicas, every replica in sync', async () => {
       for (const port of ports) {
-        const view = parseNodes(await redisCli(port, ['cluster', 'nodes'], 1000));
+        const view = parseClusterNodes(await redisCli(port, ['cluster', 'nodes'], 1000));
         if (view.filter((n) => n.role === 'replica').length !== 3) return false;
         const info = infoFields(await redisCli(port, ['info', 'replication'], 1000));
         if (info.get('role') === 'slave' && info.get('master_link_status') !== 'up') return false;
