@@ -5,7 +5,7 @@ import { ferretdbTarget } from '../src/nemesis/targets/ferretdb.js';
 
 const TTL = 2000;
 /**
- * Longer than PostgreSQL's 25 s: the MongoDB adapter's waiters poll FerretDB (no change streams there), and
+ * Longer than PostgreSQL's 35 s: the MongoDB adapter's waiters poll FerretDB (no change streams there), and
  * after a heal the cut worker waited up to 18 s for its next grant in the full run (no FIFO).
  */
 const DURATION_MS = 40_000;
