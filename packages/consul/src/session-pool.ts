@@ -152,7 +152,7 @@ export class SharedSessions {
         { ttlMs: sessionTtlMs, lockDelayMs: this.lockDelayMs, name: this.sessionName },
         AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.callTimeoutMs)]),
       );
-      const renewed = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, (detail, cause) => {
+      const renewed = new RenewedSession(this.http, id, sessionTtlMs, createdAt, this.callTimeoutMs, this.lockDelayMs, (detail, cause) => {
         const users = this.live.get(id)?.users ?? [];
         this.discard(id);
         void destroySession(this.http, id, AbortSignal.timeout(this.callTimeoutMs)).catch(() => undefined);

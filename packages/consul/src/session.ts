@@ -89,16 +89,35 @@ export async function sessionInfo(http: ConsulHttp, id: string, signal?: AbortSi
   return info ?? null;
 }
 
+/** The most a session's bound stays short of its lock-delay (RenewedSession.boundMs). */
+const LOCK_DELAY_MARGIN_MS = 250;
+
 /**
- * A session renewed the Go client's way (RenewPeriodic): every TTL/2; after an error, every second;
- * given up once a whole TTL passed without a success, or at once on 404. Adopts the server's TTL.
- * `onExpired` runs once, when the session must be presumed gone. Each renew is bounded by
- * `callTimeoutMs`, so a hung agent cannot hold a renewal past the point where the session is given up.
+ * A session renewed the Go client's way (RenewPeriodic): every half of its bound; after an error,
+ * every second; given up once a whole bound passed without a success, or at once on 404. Adopts the
+ * server's TTL. `onExpired` runs once, when the session must be presumed gone. Each renew is bounded
+ * by `callTimeoutMs`, so a hung agent cannot hold a renewal past the point where the session is given up.
+ *
+ * The bound is the TTL, or the session's lock-delay when that is shorter (and not 0). Consul can end
+ * a session before its TTL, node checks or not: the nemesis saw one created through a Consul server
+ * that a split cut off invalidated 7 s into the split under a 10 s TTL, the leader unchanged (a node
+ * leaving the catalog ends every session of the node; a dead server's clean-up by autopilot or a
+ * `consul force-leave` do that). What still holds is the lock-delay: nobody takes the session's keys
+ * until lockDelay after it ended, and it cannot end before the last renewal that succeeded. So a
+ * holder that heard nothing for a lock-delay is told it lost.
  */
 export class RenewedSession {
   private timer: NodeJS.Timeout | undefined;
   private lastSuccess: number;
   private ttlMs: number;
+  /**
+   * How long without a successful renewal the session is presumed gone (class comment): a little
+   * short of the lock-delay, so that timers firing late still tell the holder before anyone is granted.
+   */
+  private get boundMs(): number {
+    if (this.lockDelayMs <= 0) return this.ttlMs;
+    return Math.min(this.ttlMs, this.lockDelayMs - Math.min(LOCK_DELAY_MARGIN_MS, this.lockDelayMs / 10));
+  }
   private stopped = false;
   private inFlight: Promise<void> | undefined;
   private readonly stopping = new AbortController();
@@ -109,11 +128,13 @@ export class RenewedSession {
     ttlMs: number,
     createdAt: number,
     private readonly callTimeoutMs: number,
+    /** The session's lock-delay; 0 leaves nothing to count on before the TTL (class comment). */
+    private readonly lockDelayMs: number,
     private readonly onExpired: (detail: string, cause?: unknown) => void,
   ) {
     this.ttlMs = ttlMs;
     this.lastSuccess = createdAt;
-    this.schedule(ttlMs / 2);
+    this.schedule(this.boundMs / 2);
   }
 
   /** By then Consul has invalidated the session unless someone renewed it since (it waits 2 x TTL). */
@@ -142,19 +163,22 @@ export class RenewedSession {
 
   private async renew(): Promise<void> {
     const sentAt = Date.now();
-    const bound = Math.max(1, Math.min(this.callTimeoutMs, this.lastSuccess + this.ttlMs - sentAt));
+    const bound = Math.max(1, Math.min(this.callTimeoutMs, this.lastSuccess + this.boundMs - sentAt));
     try {
       const ttl = await renewSession(this.http, this.id, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(bound)]));
       if (this.stopped) return;
       if (ttl === undefined) return this.expire('its Consul session was invalidated (renew: 404)');
       this.ttlMs = ttl;
       this.lastSuccess = sentAt;
-      this.schedule(this.ttlMs / 2);
+      this.schedule(this.boundMs / 2);
     } catch (error) {
       if (this.stopped) return;
       if (error instanceof ConsulHttpError && !error.retryable) return this.expire('session renewal was refused', error);
-      if (Date.now() - this.lastSuccess >= this.ttlMs) return this.expire('session renewal failed for a whole TTL', error);
-      this.schedule(Math.max(0, Math.min(RENEW_RETRY_MS, this.lastSuccess + this.ttlMs - Date.now())));
+      if (Date.now() - this.lastSuccess >= this.boundMs) {
+        const what = this.boundMs < this.ttlMs ? 'its lock-delay' : 'a whole TTL';
+        return this.expire(`session renewal failed for ${what}`, error);
+      }
+      this.schedule(Math.max(0, Math.min(RENEW_RETRY_MS, this.lastSuccess + this.boundMs - Date.now())));
     }
   }
 

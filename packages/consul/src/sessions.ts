@@ -42,11 +42,14 @@ export class OwnSession implements GrantSession {
     /** A lock's or a slot's: the session that replaces a lapsing one on a move is named alike. */
     readonly name: string,
     /** Omitted for a lapsing grant: nobody renews it, and its lease's end is core's to report. */
-    renewal: { readonly createdAt: number; readonly callTimeoutMs: number } | undefined,
+    renewal: { readonly createdAt: number; readonly callTimeoutMs: number; readonly lockDelayMs: number } | undefined,
     private readonly bound: () => AbortSignal,
   ) {
     this.renewed =
-      renewal && new RenewedSession(http, id, ttlMs, renewal.createdAt, renewal.callTimeoutMs, (...why) => this.onExpired?.(...why));
+      renewal &&
+      new RenewedSession(http, id, ttlMs, renewal.createdAt, renewal.callTimeoutMs, renewal.lockDelayMs, (...why) =>
+        this.onExpired?.(...why),
+      );
   }
 
   get lapsing(): boolean {
@@ -237,7 +240,7 @@ export class Sessions {
   ): Promise<OwnSession> {
     const createdAt = Date.now();
     const id = await createSession(this.http, { ttlMs, lockDelayMs: this.settings.lockDelayMs, behavior, name }, signal);
-    const renewal = renewed ? { createdAt, callTimeoutMs: this.settings.callTimeoutMs } : undefined;
+    const renewal = renewed ? { createdAt, callTimeoutMs: this.settings.callTimeoutMs, lockDelayMs: this.settings.lockDelayMs } : undefined;
     return new OwnSession(this.http, id, ttlMs, name, renewal, this.bound);
   }
 }

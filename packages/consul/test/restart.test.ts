@@ -21,7 +21,9 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
 
   test('holders learn at once that the state (and the token sequence) was reset; a stale release frees nothing', async () => {
     const make = (): LockProvider => {
-      const provider = createConsulProvider({ url: agent.httpUrl, prefix: 'holdfast-restart', lockDelayMs: 1000, monitorRetryMs: 1000 });
+      // Consul's default lock-delay: with a 1 s one the session, renewed every 0.4 s, would tell the
+      // holder of the restart before the watch does, and the watch is what this test is about.
+      const provider = createConsulProvider({ url: agent.httpUrl, prefix: 'holdfast-restart', lockDelayMs: 15_000, monitorRetryMs: 1000 });
       providers.push(provider);
       return provider;
     };
@@ -29,7 +31,7 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
     // Push the index up, so that tokens after the restart start far below the holder's.
     const churn = make();
     for (let i = 0; i < 30; i++) await (await churn.acquire('churn', { waitMs: 5000 })).release();
-    // A 60 s lease renews its session every 15 s: a holder that waited for a renewal to fail would learn late.
+    // A 60 s lease renews its session every 7 s: a holder that waited for a renewal to fail would learn late.
     const lock = (await holder.tryAcquire('job', { ttlMs: 60_000 }))!;
     expect(lock).not.toBeNull();
 
