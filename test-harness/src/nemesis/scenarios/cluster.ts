@@ -66,14 +66,15 @@ export function settle(ms: number): NemesisStep {
  * From `atMs`, the next worker to be granted a lock is split off with the member it talks to first (a
  * minority of one member), every other member and worker on the majority side, for `forMs`: the
  * holder must be told before the majority grants its key again. One step: the split waits for a hold
- * to begin, so that it falls mid-hold, and the heal comes `forMs` after the split.
+ * to begin, so that it falls mid-hold (at most `freshBoundMs`, then any holder: 0 for holds far longer
+ * than the fault needs to bite), and the heal comes `forMs` after the split.
  */
-export function minorityHolder(atMs: number, forMs: number): NemesisStep[] {
+export function minorityHolder(atMs: number, forMs: number, freshBoundMs = FRESH_HOLD_BOUND_MS): NemesisStep[] {
   return [
     {
       atMs,
       run: async (controls: NemesisControls) => {
-        const victim = await freshHolder(controls, FRESH_HOLD_BOUND_MS);
+        const victim = await freshHolder(controls, freshBoundMs);
         const member = `s${victim % 3}`;
         controls.rig.split([member, controls.clientHost(victim)]);
         controls.mark(`split: worker ${victim} (a holder) with ${member} | the other members and workers, for ${forMs} ms`);

@@ -1,4 +1,5 @@
 import type { NemesisControls, NemesisStep, Scenario } from '../types.js';
+import { freshHolder } from './common.js';
 
 const TTL = 2000;
 const CONTENTION = { workers: 4, keys: 2, ttlMs: TTL, waitMs: 15_000, holdMs: [3000, 6000] as [number, number], writeEveryMs: 200 };
@@ -22,22 +23,23 @@ function isolateNode(host: string, atMs: number, forMs: number): NemesisStep[] {
   ];
 }
 
-/** A holder left with one node of three (a minority), the other workers with the other two. */
-function minorityHolder(atMs: number, forMs: number): NemesisStep[] {
-  let victim = 0;
+/** How long the split waits for a hold to begin, so that it falls at the start of a hold. */
+const FRESH_HOLD_BOUND_MS = 10_000;
+
+/**
+ * A holder left with one node of three (a minority), the other workers with the other two, healed
+ * `forMs` after the split. The split waits for a hold to begin (freshHolder): one made at a random
+ * moment often fell at the very end of a hold, which then ended before the holder could learn anything.
+ */
+export function holderWithMinorityNode(atMs: number, forMs: number): NemesisStep[] {
   return [
     {
       atMs,
-      run: (controls: NemesisControls) => {
-        const holders = controls.holders();
-        victim = holders.length > 0 ? holders[0]! : 0;
+      run: async (controls: NemesisControls) => {
+        const victim = await freshHolder(controls, FRESH_HOLD_BOUND_MS);
         controls.rig.split(['r0', controls.clientHost(victim)]);
         controls.mark(`split: worker ${victim} (a holder) with node r0 | nodes r1, r2 with the rest, for ${forMs} ms`);
-      },
-    },
-    {
-      atMs: atMs + forMs,
-      run: (controls: NemesisControls) => {
+        await new Promise((resolve) => setTimeout(resolve, forMs));
         controls.rig.heal();
         controls.mark(`healed worker ${victim}`, { affected: [victim] });
       },
@@ -65,6 +67,6 @@ export const redisQuorumScenarios: Scenario[] = [
     summary: 'a holder split off with one node of three for 3 x TTL, twice',
     ...CONTENTION,
     durationMs: 60_000,
-    steps: [...minorityHolder(8000, 3 * TTL), ...minorityHolder(32_000, 3 * TTL)],
+    steps: [...holderWithMinorityNode(8000, 3 * TTL), ...holderWithMinorityNode(32_000, 3 * TTL)],
   },
 ];
