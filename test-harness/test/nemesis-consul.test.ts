@@ -28,7 +28,7 @@ describe('a short nemesis on Consul: a holder split off with its agent, a minori
           writeEveryMs: 500,
           durationMs: 45_000,
           // Whoever holds 2 s in: its 15-25 s hold outlasts its loss detection (the TTL) after the split.
-        steps: minorityHolder(2000, SPLIT_MS, 0),
+          steps: minorityHolder(2000, SPLIT_MS, 0),
         },
         { log: () => undefined },
       );
