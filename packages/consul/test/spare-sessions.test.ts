@@ -34,7 +34,7 @@ describe.skipIf(!consul.url)('spare slot sessions: reused by the next attempt, n
     const make = async (ttlMs: number): Promise<OwnSession> => {
       const spec = { ttlMs, lockDelayMs, behavior: 'delete', name: SEMAPHORE_SESSION_NAME } as const;
       const id = await within(createSession(http, spec, AbortSignal.timeout(CALL_MS)), CALL_MS, 'session create answers');
-      const renewal = { createdAt: Date.now(), callTimeoutMs: CALL_MS };
+      const renewal = { createdAt: Date.now(), callTimeoutMs: CALL_MS, lockDelayMs };
       return new OwnSession(http, id, ttlMs, SEMAPHORE_SESSION_NAME, renewal, () => AbortSignal.timeout(CALL_MS));
     };
     const spares = new SpareSessions();
