@@ -99,12 +99,11 @@ const LOCK_DELAY_MARGIN_MS = 250;
  * by `callTimeoutMs`, so a hung agent cannot hold a renewal past the point where the session is given up.
  *
  * The bound is the TTL, or the session's lock-delay when that is shorter (and not 0). Consul can end
- * a session before its TTL, node checks or not: the nemesis saw one created through a Consul server
- * that a split cut off invalidated 7 s into the split under a 10 s TTL, the leader unchanged (a node
- * leaving the catalog ends every session of the node; a dead server's clean-up by autopilot or a
- * `consul force-leave` do that). What still holds is the lock-delay: nobody takes the session's keys
- * until lockDelay after it ended, and it cannot end before the last renewal that succeeded. So a
- * holder that heard nothing for a lock-delay is told it lost.
+ * a session before its TTL, node checks or not (a node leaving the catalog ends every session of the
+ * node: a cut-off server cleaned up as dead, `consul force-leave`). What still holds is the
+ * lock-delay: nobody takes the session's keys until lockDelay after it ended, and it cannot end
+ * before the last renewal that succeeded. So a holder that heard nothing for a lock-delay is told it
+ * lost. docs/reliability.md has the partition that showed it.
  */
 export class RenewedSession {
   private timer: NodeJS.Timeout | undefined;

@@ -21,7 +21,7 @@ describe.skipIf(missing !== null)('an agent restarted without its data (consul a
 
   test('holders learn at once that the state (and the token sequence) was reset; a stale release frees nothing', async () => {
     const make = (): LockProvider => {
-      // Consul's default lock-delay: with a 1 s one the session, renewed every 0.4 s, would tell the
+      // Consul's default lock-delay: with a 1 s one the session, renewed every 0.45 s, would tell the
       // holder of the restart before the watch does, and the watch is what this test is about.
       const provider = createConsulProvider({ url: agent.httpUrl, prefix: 'holdfast-restart', lockDelayMs: 15_000, monitorRetryMs: 1000 });
       providers.push(provider);
