@@ -91,6 +91,13 @@ export async function sessionInfo(http: ConsulHttp, id: string, signal?: AbortSi
 
 /** The most a session's bound stays short of its lock-delay (RenewedSession.boundMs). */
 const LOCK_DELAY_MARGIN_MS = 250;
+/**
+ * The shortest lock-delay a session's bound follows: below it the bound stays the TTL. A shorter one
+ * would renew more than once a second per session and give up after a single slow renewal on a
+ * loaded machine; lock-delays that short are for tests (a full CI run with 1 s ones failed a
+ * contention case), and the docs say what they leave unprotected.
+ */
+const MIN_LOCK_DELAY_BOUND_MS = 2000;
 
 /**
  * A session renewed the Go client's way (RenewPeriodic): every half of its bound; after an error,
@@ -98,7 +105,7 @@ const LOCK_DELAY_MARGIN_MS = 250;
  * server's TTL. `onExpired` runs once, when the session must be presumed gone. Each renew is bounded
  * by `callTimeoutMs`, so a hung agent cannot hold a renewal past the point where the session is given up.
  *
- * The bound is the TTL, or the session's lock-delay when that is shorter (and not 0). Consul can end
+ * The bound is the TTL, or the session's lock-delay when that is shorter (and at least 2 s). Consul can end
  * a session before its TTL, node checks or not (a node leaving the catalog ends every session of the
  * node: a cut-off server cleaned up as dead, `consul force-leave`). What still holds is the
  * lock-delay: nobody takes the session's keys until lockDelay after it ended, and it cannot end
@@ -114,7 +121,7 @@ export class RenewedSession {
    * short of the lock-delay, so that timers firing late still tell the holder before anyone is granted.
    */
   private get boundMs(): number {
-    if (this.lockDelayMs <= 0) return this.ttlMs;
+    if (this.lockDelayMs < MIN_LOCK_DELAY_BOUND_MS) return this.ttlMs;
     return Math.min(this.ttlMs, this.lockDelayMs - Math.min(LOCK_DELAY_MARGIN_MS, this.lockDelayMs / 10));
   }
   private stopped = false;
@@ -127,7 +134,7 @@ export class RenewedSession {
     ttlMs: number,
     createdAt: number,
     private readonly callTimeoutMs: number,
-    /** The session's lock-delay; 0 leaves nothing to count on before the TTL (class comment). */
+    /** The session's lock-delay; below 2 s the bound stays the TTL (class comment). */
     private readonly lockDelayMs: number,
     private readonly onExpired: (detail: string, cause?: unknown) => void,
   ) {

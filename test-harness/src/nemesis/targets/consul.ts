@@ -16,7 +16,7 @@ const SERVERS = ['s0', 's1', 's2'];
  * to its local agent, so a split leaves holders on both sides. The runner probes them with curl from
  * inside their namespaces: the root namespace never sends to the rig.
  */
-export function consulTarget(): NemesisTarget {
+export function consulTarget(lockDelay = '1s'): NemesisTarget {
   let dir: string | undefined;
   let rig: NetworkRig | undefined;
   const servers = new ServerProcesses();
@@ -75,7 +75,7 @@ export function consulTarget(): NemesisTarget {
         90_000,
       );
     },
-    urlFor: (worker) => `consul://${address(worker % 3)}:${HTTP}?lockDelay=1s&prefix=holdfast-nemesis`,
+    urlFor: (worker) => `consul://${address(worker % 3)}:${HTTP}?lockDelay=${lockDelay}&prefix=holdfast-nemesis`,
     async leader() {
       for (let i = 0; i < SERVERS.length; i++) {
         const seen = await leaderSeenBy(i);
