@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { createRedisProvider } from '@holdfast/redis';
 import { addressOf, FaultProxy, urlAt } from '@holdfast/test-harness/faults';
-import { codeOf, lostWithin, rejection, within } from '@holdfast/test-harness/helpers';
+import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -25,6 +25,8 @@ const open = (url = redis.url!): LockProvider => {
 const OUTAGE_TTL_MS = 1500;
 /** A loaded CI machine's margin over the lease, for the loss to be reported. */
 const LOADED_MARGIN_MS = 10_000;
+/** How long after the loss the renewal's failed call may still be counted: core's 5 s call timeout and slack. */
+const RENEW_ERROR_BOUND_MS = 7000;
 
 describe.skipIf(!redis.url)(`redis (${redis.label})`, () => {
   defineInstrumentationTests({
@@ -50,10 +52,20 @@ describe.skipIf(!redis.url)(`redis (${redis.label})`, () => {
       // Paused, not cut: a cut connection ends the provider's session, which the adapter reports at once.
       proxy.pause();
       await lostWithin(lock, OUTAGE_TTL_MS + LOADED_MARGIN_MS, 'the holder loses the lock it cannot renew');
-      expect(await t.sum(M.backendErrors, { ...label, [A.operation]: 'renew' })).toBeGreaterThan(0);
+      // The renewal's error is counted when its call gives up, which on a loaded machine can come just
+      // after the lease ran out locally (the loss): waited for, bounded, rather than read at once.
+      await until(
+        async () => (await t.sum(M.backendErrors, { ...label, [A.operation]: 'renew' })) > 0,
+        RENEW_ERROR_BOUND_MS,
+        'a renew backend error counted',
+      );
       expect(await t.sum(M.losses, { ...label, [A.lossReason]: 'renewal-failed' })).toBe(1);
       const [hold] = t.spans(SPAN_NAMES.hold, { ...label, [A.lossReason]: 'renewal-failed' });
-      expect(hold!.events.some((event) => event.name === 'holdfast.renewal_failed')).toBe(true);
+      // Not asserted: a `holdfast.renewal_failed` event on it. Core ends the hold with renewal-failed
+      // at its safety deadline whether the renewal in flight has failed yet or is still unanswered
+      // (paused here), and on a loaded machine it was still unanswered once in 8 runs: the span had
+      // ended before the failure came.
+      expect(hold, 'a hold span ended with the loss reason renewal-failed').toBeDefined();
 
       // A provider that never reached the backend fails at once: an acquire span ending in error.
       proxy.cut('refuse');
