@@ -48,7 +48,13 @@ export async function acquire(
       .ask(call, 'acquire', (client) => sent.after(client, () => QUORUM_ACQUIRE.run(client, lockKeys, args) as Promise<AcquireReply>), {
         // Like Redlock, the first majority decides; the others' answers still count when they come (late).
         decision: {
-          decided: (partial) => partial.count(isGranted) >= nodes.quorum || partial.count((reply) => !isGranted(reply)) >= nodes.quorum,
+          decided: (partial) => {
+            if (partial.count(isGranted) >= nodes.quorum) return true;
+            // A semaphore's answer is heard out: only a majority of them decides (below).
+            const conflicts = partial.count(isConflict);
+            if (conflicts === 0) return partial.count((reply) => !isGranted(reply)) >= nodes.quorum;
+            return conflicts >= nodes.quorum || partial.pending === 0;
+          },
           late: (answer) => late.heard(answer),
         },
       })
@@ -59,7 +65,11 @@ export async function acquire(
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
-    if (votes.count((reply) => reply[0] === -1) > 0) {
+    // A semaphore decides only when a majority of nodes holds it, as its slots must to be valid. On
+    // fewer nodes it is a release or a lapse that has not reached them yet (another client's release
+    // answers at a majority): a refusal for now, tried again below.
+    const conflicts = votes.count(isConflict);
+    if (conflicts >= nodes.quorum) {
       if (mayHold) await undo(call);
       throw new LockConflictError(request.key, 'it is in use as a semaphore, not a plain lock');
     }
@@ -94,7 +104,7 @@ export async function acquire(
     }
     // Nodes that granted, failed or did not answer yet may hold the key: undo it everywhere.
     if (mayHold) await undo(call);
-    if (votes.count((reply) => !isGranted(reply)) >= nodes.quorum || attempt >= settings.splitVoteRetries)
+    if ((votes.count((reply) => !isGranted(reply)) >= nodes.quorum && conflicts === 0) || attempt >= settings.splitVoteRetries)
       return { freeInMs: freeInMs(votes, nodes.quorum) };
     await sleep(Math.random() * settings.retryJitterMs, call.signal);
   }
@@ -126,6 +136,11 @@ async function tokensTaken(tokens: TokenSync, undo: (call: CallContext) => Promi
 
 function isGranted(reply: AcquireReply): boolean {
   return reply[0] === 1;
+}
+
+/** The node holds the key as a semaphore. */
+function isConflict(reply: AcquireReply): boolean {
+  return reply[0] === -1;
 }
 
 /** Answers that come after the grant was decided, held until the grant exists to hear them. */

@@ -33,13 +33,20 @@ export async function takeShare(
 ): Promise<QuorumShareGrant | Refusal> {
   const { needed } = share;
   const refusedEnough = (votes: Votes<ShareReply>): boolean => votes.count((reply) => !isGranted(reply)) > nodes.size - needed;
+  // A conflict is heard out: only a majority of them decides (below), so a first one waits for the rest.
+  const decided = (partial: Votes<ShareReply>): boolean => {
+    if (partial.count(isGranted) >= needed) return true;
+    const conflicts = partial.count(isConflict);
+    if (conflicts === 0) return refusedEnough(partial);
+    return conflicts >= nodes.quorum || partial.pending === 0;
+  };
   const sent = new SentCommands();
   const undo = (undoCall: CallContext): Promise<unknown> => releaseShare(nodes, share, undoCall, sent).catch(() => undefined);
   for (let attempt = 0; ; attempt++) {
     const started = Date.now();
     const votes = await nodes
       .ask(call, 'acquire', (client) => sent.after(client, () => share.take(client)), {
-        decision: { decided: (partial) => partial.count(isGranted) >= needed || refusedEnough(partial) },
+        decision: { decided },
       })
       .catch((error: unknown) => {
         void undo(BACKGROUND);
@@ -47,10 +54,13 @@ export async function takeShare(
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
-    const conflict = votes.answers.find(isConflict);
-    if (conflict) {
+    // Another use of the key decides only when a majority of nodes holds it, as a use must to be
+    // valid. On fewer nodes it is a release or a lapse that has not reached them yet (another
+    // client's release answers at a majority): a refusal for now, tried again below.
+    const conflicts = votes.count(isConflict);
+    if (conflicts >= nodes.quorum) {
       if (mayHold) await undo(call);
-      throw share.conflict(conflict);
+      throw share.conflict(votes.answers.find(isConflict)!);
     }
     if (granted >= needed && nodes.validity(request.ttlMs, started) > 0) {
       const token = votes.answers.reduce((most, reply) => (counterOf(reply) > most ? counterOf(reply) : most), 0n);
@@ -75,7 +85,7 @@ export async function takeShare(
       throw votes.failure('acquire');
     }
     if (mayHold) await undo(call);
-    if (refusedEnough(votes) || attempt >= settings.splitVoteRetries) return { freeInMs: freeInMs(votes, needed) };
+    if ((refusedEnough(votes) && conflicts === 0) || attempt >= settings.splitVoteRetries) return { freeInMs: freeInMs(votes, needed) };
     await sleep(Math.random() * settings.retryJitterMs, call.signal);
   }
 }
