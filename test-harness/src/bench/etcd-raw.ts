@@ -37,6 +37,24 @@ export class EtcdHttp {
     });
   }
 
+  /** A GET on the client port, e.g. `/metrics` (Prometheus text). */
+  get(path: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const req = request(`${this.base}${path}`, { agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if ((res.statusCode ?? 0) >= 400) reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+          else resolve(text);
+        });
+      });
+      req.setTimeout(30_000, () => req.destroy(new Error(`GET ${path}: no answer within 30 s`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   /** A lease that the bench revokes at the end (60 s: it outlives any step). */
   async grantLease(): Promise<string> {
     return String((await this.call('/v3/lease/grant', { TTL: 60 }))['ID']);

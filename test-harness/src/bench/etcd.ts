@@ -2,6 +2,7 @@ import { createLockProvider } from '@holdfast/core';
 import { benchServer } from './bench-server.js';
 import { contentionTable } from './contention.js';
 import { crossProcessPair } from './cross-process.js';
+import { etcdHoldManyRows } from './etcd-hold-many.js';
 import { EtcdHttp, rawMutex } from './etcd-raw.js';
 import { handoffSideBySide, inProcessPair, phaseFor } from './handoff.js';
 import { holdfastSubject } from './holdfast.js';
@@ -39,6 +40,7 @@ export const etcdBench: BenchModule = {
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));
+      await steps.run('hold many', () => etcdHoldManyRows(url, http, settings));
       return { server: `etcd ${version} (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
       if (lease) await http.call('/v3/lease/revoke', { ID: lease }).catch(() => undefined);

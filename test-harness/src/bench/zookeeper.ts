@@ -8,6 +8,7 @@ import { openAll } from './open-all.js';
 import { lockRoundTrip, sideBySide } from './side-by-side.js';
 import { Steps } from './steps.js';
 import type { BenchModule } from './types.js';
+import { zookeeperHoldManyRows } from './zookeeper-hold-many.js';
 import { rawRecipe, rawZookeeper } from './zookeeper-raw.js';
 
 /**
@@ -22,6 +23,8 @@ export const zookeeperBench: BenchModule = {
     const server = await benchServer('zookeeper');
     const servers = /^zookeeper:\/\/([^/?]+)/.exec(server.url)?.[1];
     if (!servers) throw new Error(`cannot read the servers of ${server.url}`);
+    // The packet counts are read from the first member (mntr), which the harness starts on loopback.
+    const firstPort = Number(/:(\d+)$/.exec(servers.split(',')[0]!)?.[1]);
     const url = `zookeeper://${servers}/holdfast-bench-${Math.random().toString(36).slice(2, 8)}`;
     const raw = await rawZookeeper(servers);
     try {
@@ -35,6 +38,7 @@ export const zookeeperBench: BenchModule = {
         return handoffSideBySide('hand-off latency', pairs, phaseFor([holdfast]), settings);
       });
       await steps.run('contention', () => contentionTable([holdfast], settings));
+      await steps.run('hold many', () => zookeeperHoldManyRows(url, firstPort, settings));
       return { server: `ZooKeeper (${server.label})`, rows: steps.rows, failures: steps.failures };
     } finally {
       raw.close();

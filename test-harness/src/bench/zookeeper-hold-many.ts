@@ -1,0 +1,37 @@
+import { fourLetterWord } from '../servers/zookeeper-probe.js';
+import { childHolder, holdMany } from './hold-many.js';
+import { HolderProcess } from './holder-process.js';
+import type { BenchSettings } from './settings.js';
+import type { BenchRow } from './types.js';
+
+/** The holder's session timeout: its client pings every third of it, and the window spans several. */
+const SESSION_TIMEOUT_MS = 3000;
+
+/**
+ * Many locks held by a child process: the time to take them, the holder's CPU, and the packets the
+ * server received per session timeout while they are merely held. Every lock is an ephemeral node of
+ * the provider's one session, so the count stays that of one session's pings, not one per lock.
+ */
+export async function zookeeperHoldManyRows(url: string, port: number, settings: BenchSettings): Promise<BenchRow[]> {
+  const holder = HolderProcess.start(`${url}?sessionTimeout=${SESSION_TIMEOUT_MS}ms`);
+  try {
+    const plan = { count: settings.hold, ttlMs: SESSION_TIMEOUT_MS, windowMs: SESSION_TIMEOUT_MS * 3, budgetMs: settings.holdBudgetMs, concurrency: 64 };
+    const calls = {
+      metric: 'packets per session timeout',
+      note: "every client's packets (mntr zk_packets_received): the holder's pings and the bench's idle client",
+      perMs: SESSION_TIMEOUT_MS,
+      count: () => packetsReceived(port),
+    };
+    return await holdMany('holdfast zookeeper', childHolder(holder), plan, calls);
+  } finally {
+    await holder.kill(); // the session ends within its timeout, and every ephemeral node with it
+  }
+}
+
+/** Packets the server has received so far (`mntr`). */
+async function packetsReceived(port: number): Promise<number> {
+  const reply = await fourLetterWord(port, 'mntr');
+  const value = /^zk_packets_received\s+(\d+)/m.exec(reply)?.[1];
+  if (value === undefined) throw new Error(`no zk_packets_received in the mntr reply of 127.0.0.1:${port}`);
+  return Number(value);
+}
