@@ -12,6 +12,8 @@ export interface WatchTarget {
 }
 
 export interface WatchHandlers {
+  /** etcd created the watch: every event from its start revision on will arrive. */
+  onCreated?(): void;
   /** Events arrived (at least one). */
   onEvent(): void;
   /** The watch ended without an event: stream broken, compacted, cancelled by etcd. */
@@ -76,6 +78,7 @@ export class Watcher {
     stream.on('data', (res: WatchResponse) => {
       const handlers = this.watches.get(res.watch_id);
       if (!handlers) return;
+      if (res.created) handlers.onCreated?.();
       if (res.events.length > 0) handlers.onEvent();
       if (res.canceled) {
         this.watches.delete(res.watch_id);
