@@ -15,7 +15,13 @@ const SESSION_TIMEOUT_MS = 3000;
 export async function zookeeperHoldManyRows(url: string, port: number, settings: BenchSettings): Promise<BenchRow[]> {
   const holder = HolderProcess.start(`${url}?sessionTimeout=${SESSION_TIMEOUT_MS}ms`);
   try {
-    const plan = { count: settings.hold, ttlMs: SESSION_TIMEOUT_MS, windowMs: SESSION_TIMEOUT_MS * 3, budgetMs: settings.holdBudgetMs, concurrency: 64 };
+    const plan = {
+      count: settings.hold,
+      ttlMs: SESSION_TIMEOUT_MS,
+      windowMs: SESSION_TIMEOUT_MS * 3,
+      budgetMs: settings.holdBudgetMs,
+      concurrency: 64,
+    };
     const calls = {
       metric: 'packets per session timeout',
       note: "every client's packets (mntr zk_packets_received): the holder's pings and the bench's idle client",
