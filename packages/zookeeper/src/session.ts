@@ -173,7 +173,7 @@ export class ZkSession {
     this.pinger = undefined;
   }
 
-  /** Every tick checks the last proof; every other tick (a third of the timeout) sends a new one. */
+  /** Every tick (a sixth of the timeout) checks the last proof and sends a new one unless one is still on its way. */
   private proveAlive(timeoutMs: number): void {
     const client = this.current;
     if (!client || this.state !== 'connected') return;

@@ -20,38 +20,31 @@ export class EtcdHttp {
 
   constructor(private readonly base: string) {}
 
-  call(path: string, body: unknown): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const req = request(`${this.base}${path}`, { method: 'POST', agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          if ((res.statusCode ?? 0) >= 400) reject(new Error(`POST ${path}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
-          else resolve(text ? (JSON.parse(text) as Record<string, unknown>) : {});
-        });
-      });
-      req.setTimeout(30_000, () => req.destroy(new Error(`POST ${path}: no answer within 30 s`)));
-      req.on('error', reject);
-      req.end(JSON.stringify(body));
-    });
+  /** A gateway call: POST of a JSON body, the JSON answer. */
+  async call(path: string, body: unknown): Promise<Record<string, unknown>> {
+    const text = await this.send('POST', path, JSON.stringify(body));
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   }
 
   /** A GET on the client port, e.g. `/metrics` (Prometheus text). */
   get(path: string): Promise<string> {
+    return this.send('GET', path);
+  }
+
+  private send(method: 'GET' | 'POST', path: string, body?: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      const req = request(`${this.base}${path}`, { agent: this.agent }, (res) => {
+      const req = request(`${this.base}${path}`, { method, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
-          if ((res.statusCode ?? 0) >= 400) reject(new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+          if ((res.statusCode ?? 0) >= 400) reject(new Error(`${method} ${path}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
           else resolve(text);
         });
       });
-      req.setTimeout(30_000, () => req.destroy(new Error(`GET ${path}: no answer within 30 s`)));
+      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer within 30 s`)));
       req.on('error', reject);
-      req.end();
+      req.end(body);
     });
   }
 

@@ -4,7 +4,7 @@ import { HolderProcess } from './holder-process.js';
 import type { BenchSettings } from './settings.js';
 import type { BenchRow } from './types.js';
 
-/** The holder's session timeout: its client pings every third of it, and the window spans several. */
+/** The holder's session timeout: the provider proves its session every sixth of it, and the window spans several. */
 const SESSION_TIMEOUT_MS = 3000;
 
 /**
@@ -24,7 +24,7 @@ export async function zookeeperHoldManyRows(url: string, port: number, settings:
     };
     const calls = {
       metric: 'packets per session timeout',
-      note: "every client's packets (mntr zk_packets_received): the holder's pings and the bench's idle client",
+      note: "every client's packets (mntr zk_packets_received): the holder's session proofs, the bench's idle client, the mntr reads",
       perMs: SESSION_TIMEOUT_MS,
       count: () => packetsReceived(port),
     };
