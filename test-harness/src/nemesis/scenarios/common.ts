@@ -48,11 +48,23 @@ export function cutOffHolders(atMs: readonly number[], forMs: number): NemesisSt
   }));
 }
 
-/** At each step, moves the wall clock of `host` by `jumpMs` (the last one should bring it back). */
+/**
+ * How long a forward clock jump waits for a hold to begin: less than the gap between two steps of
+ * every clock scenario, so the steps keep their order.
+ */
+const JUMP_HOLD_WAIT_MS = 5000;
+
+/**
+ * At each step, moves the wall clock of `host` by `jumpMs` (the last one should bring it back). A
+ * forward jump ends the current leases at once, and their holders learn it at their next renewal: it
+ * waits for a hold to begin first (freshHolder), so that the holder is still holding then. Made in a
+ * hold's last moment, the hold could end before that renewal and the jump bite nobody.
+ */
 export function clockJumps(host: string, steps: readonly { atMs: number; jumpMs: number; heal?: boolean }[]): NemesisStep[] {
   return steps.map(({ atMs, jumpMs, heal }) => ({
     atMs,
-    run: (controls: NemesisControls) => {
+    run: async (controls: NemesisControls) => {
+      if (jumpMs > 0) await freshHolder(controls, JUMP_HOLD_WAIT_MS);
       const clock = controls.clock(host);
       clock.jump(jumpMs);
       controls.mark(
