@@ -49,10 +49,11 @@ export function cutOffHolders(atMs: readonly number[], forMs: number): NemesisSt
 }
 
 /**
- * How long a forward clock jump waits for a hold to begin: less than the gap between two steps of
- * every clock scenario, so the steps keep their order.
+ * How long a forward clock jump waits for a hold to begin: longer than a hold of the clock scenarios
+ * (3-6 s) and a polling waiter's way in after it, less than the gap to their next step, so the steps
+ * keep their order.
  */
-const JUMP_HOLD_WAIT_MS = 5000;
+const JUMP_HOLD_WAIT_MS = 8000;
 
 /**
  * At each step, moves the wall clock of `host` by `jumpMs` (the last one should bring it back). A
