@@ -58,8 +58,9 @@ const JUMP_HOLD_WAIT_MS = 8000;
 /**
  * At each step, moves the wall clock of `host` by `jumpMs` (the last one should bring it back). A
  * forward jump ends the current leases at once, and their holders learn it at their next renewal: it
- * waits for a hold to begin first (freshHolder), so that the holder is still holding then. Made in a
- * hold's last moment, the hold could end before that renewal and the jump bite nobody.
+ * waits for a hold to begin first (freshHolder), so that the holder is still holding then. Made at a
+ * fixed moment, it could fall on a free key (the next grant is then made on the jumped clock) or in a
+ * hold's last moment (the hold ends before that renewal) and bite nobody.
  */
 export function clockJumps(host: string, steps: readonly { atMs: number; jumpMs: number; heal?: boolean }[]): NemesisStep[] {
   return steps.map(({ atMs, jumpMs, heal }) => ({
