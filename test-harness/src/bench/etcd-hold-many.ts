@@ -1,6 +1,5 @@
 import type { EtcdHttp } from './etcd-raw.js';
-import { childHolder, holdMany } from './hold-many.js';
-import { HolderProcess } from './holder-process.js';
+import { holdManyInChild } from './hold-many.js';
 import type { BenchSettings } from './settings.js';
 import type { BenchRow } from './types.js';
 
@@ -12,20 +11,14 @@ const TTL_MS = 3000;
  * the keep-alive messages etcd received per TTL while they are merely held. Every lock of one TTL
  * shares the provider's one lease, so the count stays that of one lease (3 per TTL), not one per lock.
  */
-export async function etcdHoldManyRows(url: string, http: EtcdHttp, settings: BenchSettings): Promise<BenchRow[]> {
-  const holder = HolderProcess.start(url);
-  try {
-    const plan = { count: settings.hold, ttlMs: TTL_MS, windowMs: TTL_MS * 3, budgetMs: settings.holdBudgetMs, concurrency: 64 };
-    const calls = {
-      metric: 'lease keep-alives per TTL',
-      note: 'LeaseKeepAlive messages the member received from every client (grpc_server_msg_received_total)',
-      perMs: TTL_MS,
-      count: () => keepAlivesReceived(http),
-    };
-    return await holdMany('holdfast etcd', childHolder(holder), plan, calls);
-  } finally {
-    await holder.kill(); // the lease ends within its TTL, and every lock on it with it
-  }
+export function etcdHoldManyRows(url: string, http: EtcdHttp, settings: BenchSettings): Promise<BenchRow[]> {
+  const plan = { count: settings.hold, ttlMs: TTL_MS, windowMs: TTL_MS * 3, budgetMs: settings.holdBudgetMs, concurrency: 64 };
+  return holdManyInChild(url, 'holdfast etcd', plan, {
+    metric: 'lease keep-alives per TTL',
+    note: 'LeaseKeepAlive messages the member received from every client (grpc_server_msg_received_total)',
+    perMs: TTL_MS,
+    count: () => keepAlivesReceived(http),
+  });
 }
 
 /** LeaseKeepAlive messages the member has received so far, from its Prometheus counters. */

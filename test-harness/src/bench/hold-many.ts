@@ -1,5 +1,5 @@
 import type { Lock, LockProvider } from '@holdfast/core';
-import type { HolderProcess } from './holder-process.js';
+import { HolderProcess } from './holder-process.js';
 import { benchKey, sleep } from './measure.js';
 import type { BenchRow } from './types.js';
 
@@ -134,4 +134,17 @@ export function childHolder(child: HolderProcess): ManyHolder {
     cpuMicros: async () => Number((await child.send('cpu'))[0]),
     lost: async () => Number((await child.send('lost'))[0]),
   };
+}
+
+/**
+ * holdMany by a child process of its own on `url` (childHolder), killed afterwards without releasing:
+ * its locks end with its lease or session.
+ */
+export async function holdManyInChild(url: string, subject: string, plan: HoldPlan, calls: CallCounter): Promise<BenchRow[]> {
+  const holder = HolderProcess.start(url);
+  try {
+    return await holdMany(subject, childHolder(holder), plan, calls);
+  } finally {
+    await holder.kill();
+  }
 }

@@ -1,6 +1,5 @@
 import { fourLetterWord } from '../servers/zookeeper-probe.js';
-import { childHolder, holdMany } from './hold-many.js';
-import { HolderProcess } from './holder-process.js';
+import { holdManyInChild } from './hold-many.js';
 import type { BenchSettings } from './settings.js';
 import type { BenchRow } from './types.js';
 
@@ -12,26 +11,20 @@ const SESSION_TIMEOUT_MS = 3000;
  * server received per session timeout while they are merely held. Every lock is an ephemeral node of
  * the provider's one session, so the count stays that of one session's pings, not one per lock.
  */
-export async function zookeeperHoldManyRows(url: string, port: number, settings: BenchSettings): Promise<BenchRow[]> {
-  const holder = HolderProcess.start(`${url}?sessionTimeout=${SESSION_TIMEOUT_MS}ms`);
-  try {
-    const plan = {
-      count: settings.hold,
-      ttlMs: SESSION_TIMEOUT_MS,
-      windowMs: SESSION_TIMEOUT_MS * 3,
-      budgetMs: settings.holdBudgetMs,
-      concurrency: 64,
-    };
-    const calls = {
-      metric: 'packets per session timeout',
-      note: "every client's packets (mntr zk_packets_received): the holder's session proofs, the bench's idle client, the mntr reads",
-      perMs: SESSION_TIMEOUT_MS,
-      count: () => packetsReceived(port),
-    };
-    return await holdMany('holdfast zookeeper', childHolder(holder), plan, calls);
-  } finally {
-    await holder.kill(); // the session ends within its timeout, and every ephemeral node with it
-  }
+export function zookeeperHoldManyRows(url: string, port: number, settings: BenchSettings): Promise<BenchRow[]> {
+  const plan = {
+    count: settings.hold,
+    ttlMs: SESSION_TIMEOUT_MS,
+    windowMs: SESSION_TIMEOUT_MS * 3,
+    budgetMs: settings.holdBudgetMs,
+    concurrency: 64,
+  };
+  return holdManyInChild(`${url}?sessionTimeout=${SESSION_TIMEOUT_MS}ms`, 'holdfast zookeeper', plan, {
+    metric: 'packets per session timeout',
+    note: "every client's packets (mntr zk_packets_received): the holder's session proofs, the bench's idle client, the mntr reads",
+    perMs: SESSION_TIMEOUT_MS,
+    count: () => packetsReceived(port),
+  });
 }
 
 /** Packets the server has received so far (`mntr`). */
