@@ -48,13 +48,9 @@ export async function acquire(
       .ask(call, 'acquire', (client) => sent.after(client, () => QUORUM_ACQUIRE.run(client, lockKeys, args) as Promise<AcquireReply>), {
         // Like Redlock, the first majority decides; the others' answers still count when they come (late).
         decision: {
-          decided: (partial) => {
-            if (partial.count(isGranted) >= nodes.quorum) return true;
-            // A semaphore's answer is heard out: only a majority of them decides (below).
-            const conflicts = partial.count(isConflict);
-            if (conflicts === 0) return partial.count((reply) => !isGranted(reply)) >= nodes.quorum;
-            return conflicts >= nodes.quorum || partial.pending === 0;
-          },
+          decided: (partial) =>
+            partial.count(isGranted) >= nodes.quorum ||
+            (partial.conflictDecides(isConflict) ?? partial.count((reply) => !isGranted(reply)) >= nodes.quorum),
           late: (answer) => late.heard(answer),
         },
       })
@@ -65,9 +61,8 @@ export async function acquire(
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
-    // A semaphore decides only when a majority of nodes holds it, as its slots must to be valid. On
-    // fewer nodes it is a release or a lapse that has not reached them yet (another client's release
-    // answers at a majority): a refusal for now, tried again below.
+    // A semaphore decides only on a majority of nodes (Votes.conflictDecides); on fewer it is a refusal
+    // for now, tried again below.
     const conflicts = votes.count(isConflict);
     if (conflicts >= nodes.quorum) {
       if (mayHold) await undo(call);

@@ -33,13 +33,8 @@ export async function takeShare(
 ): Promise<QuorumShareGrant | Refusal> {
   const { needed } = share;
   const refusedEnough = (votes: Votes<ShareReply>): boolean => votes.count((reply) => !isGranted(reply)) > nodes.size - needed;
-  // A conflict is heard out: only a majority of them decides (below), so a first one waits for the rest.
-  const decided = (partial: Votes<ShareReply>): boolean => {
-    if (partial.count(isGranted) >= needed) return true;
-    const conflicts = partial.count(isConflict);
-    if (conflicts === 0) return refusedEnough(partial);
-    return conflicts >= nodes.quorum || partial.pending === 0;
-  };
+  const decided = (partial: Votes<ShareReply>): boolean =>
+    partial.count(isGranted) >= needed || (partial.conflictDecides(isConflict) ?? refusedEnough(partial));
   const sent = new SentCommands();
   const undo = (undoCall: CallContext): Promise<unknown> => releaseShare(nodes, share, undoCall, sent).catch(() => undefined);
   for (let attempt = 0; ; attempt++) {
@@ -54,9 +49,8 @@ export async function takeShare(
       });
     const granted = votes.count(isGranted);
     const mayHold = granted > 0 || votes.errors.length > 0 || votes.pending > 0;
-    // Another use of the key decides only when a majority of nodes holds it, as a use must to be
-    // valid. On fewer nodes it is a release or a lapse that has not reached them yet (another
-    // client's release answers at a majority): a refusal for now, tried again below.
+    // Another use of the key decides only on a majority of nodes (Votes.conflictDecides); on fewer it
+    // is a refusal for now, tried again below.
     const conflicts = votes.count(isConflict);
     if (conflicts >= nodes.quorum) {
       if (mayHold) await undo(call);

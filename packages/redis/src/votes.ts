@@ -50,6 +50,18 @@ export class Votes<T> {
   }
 
   /**
+   * Whether answers that the key is in use as another kind decide the attempt: only from a majority
+   * of nodes, as a valid use stands on one; fewer are a use on its way out (a release that answered at
+   * a majority and has not reached the last node yet), so the attempt hears every node out first.
+   * Undefined while none came: the caller's own rule decides.
+   */
+  conflictDecides(isConflict: (answer: T) => boolean): boolean | undefined {
+    const conflicts = this.count(isConflict);
+    if (conflicts === 0) return undefined;
+    return conflicts >= this.quorum || this.pending === 0;
+  }
+
+  /**
    * The sessions whose answer matches: a node's answer counts for as long as the connection it
    * came on stays open.
    */
