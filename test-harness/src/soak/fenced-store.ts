@@ -11,6 +11,11 @@ export interface StoreRequest {
   readonly key: string;
   readonly token: string;
   /**
+   * How the grant shares its key: a read-write lock's reader ('shared', many at once) or anything
+   * that holds the key alone ('exclusive', the default: a lock, a writer, one key of a multi-key lock).
+   */
+  readonly mode?: 'shared' | 'exclusive';
+  /**
    * When the worker started the acquire that brought this grant (Date.now()). A worker stopped after
    * that may have been granted, paused past the lease and superseded before it could say so.
    */
@@ -36,22 +41,30 @@ export interface StoreFigures {
 interface Hold {
   readonly worker: number;
   readonly grant: string;
+  readonly shared: boolean;
+  /** The key's begin count when this hold began: a later begin supersedes it (a later exclusive one, a reader). */
+  readonly began: number;
   paused: boolean;
 }
 
 interface KeyState {
   highestToken: bigint;
   highestGrant: string;
-  /** Grants of this key in the order they began. */
-  readonly order: string[];
+  /** The highest token an exclusive grant began with: a reader's token must be above it. */
+  highestExclusiveToken: bigint;
+  /** Begins of this key so far, and the count at the latest exclusive one. */
+  begins: number;
+  lastExclusiveBegin: number;
   readonly open: Map<string, Hold>;
 }
 
 /**
  * The shared resource the soak workers write to, in the runner's process: it fences writes by token
- * (a write is accepted only with the highest token seen for the key, from the grant that brought it)
- * and, knowing which workers the runner has stopped, tells an overlap of two live holders from a
- * paused holder that was legitimately superseded.
+ * (an exclusive holder's write is accepted only with the highest token seen for the key, from the
+ * grant that brought it; a reader's only while no exclusive grant with a higher token began) and,
+ * knowing which workers the runner has stopped, tells an overlap of two live holders from a paused
+ * holder that was legitimately superseded. Readers may overlap each other, and may begin in another
+ * order than their tokens (two granted at once); nothing else may.
  */
 export class FencedStore {
   readonly figures: StoreFigures = {
@@ -146,10 +159,14 @@ export class FencedStore {
 
   private begin(state: KeyState, request: StoreRequest, token: bigint): boolean {
     this.figures.grants++;
+    const shared = request.mode === 'shared';
     // Stopped at some point since it asked for the lock: it may have been superseded before it got here.
     const paused = this.stopped.has(request.worker) || (this.lastStoppedAt.get(request.worker) ?? -Infinity) >= request.requestedAt;
     if (paused) this.figures.holdsPaused++;
-    if (token <= state.highestToken) {
+    const floor = shared ? state.highestExclusiveToken : state.highestToken;
+    // Every later reader must be above this writer, whether or not the fence lets it write.
+    if (!shared && token > state.highestExclusiveToken) state.highestExclusiveToken = token;
+    if (token <= floor) {
       // A paused holder arriving after its successor is what fencing is for; a live one is a broken token.
       if (paused) {
         this.figures.staleWritesRejected++;
@@ -158,27 +175,43 @@ export class FencedStore {
       this.figures.tokenRegressions++;
     }
     for (const hold of state.open.values()) {
-      if (hold.paused || this.stopped.has(hold.worker)) continue;
+      if (hold.paused || this.stopped.has(hold.worker) || (shared && hold.shared)) continue;
       this.figures.overlaps++;
       if (this.overlapDetails.length < 20)
-        this.overlapDetails.push(`${request.key}: grant ${request.grant} (token ${token}) began while ${hold.grant} held it`);
+        this.overlapDetails.push(
+          `${request.key}: grant ${request.grant} (${shared ? 'shared, ' : ''}token ${token}) began while ${hold.grant}${hold.shared ? ' (shared)' : ''} held it`,
+        );
     }
-    state.order.push(request.grant);
-    if (state.order.length > 64) state.order.splice(0, state.order.length - 64);
-    state.open.set(request.grant, { worker: request.worker, grant: request.grant, paused });
+    state.begins++;
+    if (!shared) state.lastExclusiveBegin = state.begins;
+    state.open.set(request.grant, { worker: request.worker, grant: request.grant, shared, began: state.begins, paused });
     return this.fence(state, request, token);
   }
 
   private write(state: KeyState, request: StoreRequest, token: bigint): boolean {
     const accepted = this.fence(state, request, token);
-    const superseded = state.order.length > 0 && state.order[state.order.length - 1] !== request.grant;
+    const hold = state.open.get(request.grant);
+    // A reader is superseded by a later exclusive grant only; an exclusive holder by any later grant.
+    const since = request.mode === 'shared' ? state.lastExclusiveBegin : state.begins;
+    const superseded = hold === undefined || since > hold.began;
     if (!accepted) this.figures.staleWritesRejected++;
     else if (superseded) this.figures.staleWritesAccepted++;
     return accepted;
   }
 
-  /** The fence: only the highest token seen for the key, and only from the grant that brought it. */
+  /**
+   * The fence: an exclusive holder only with the highest token seen for the key, and only from the
+   * grant that brought it; a reader while no exclusive grant began with a higher token.
+   */
   private fence(state: KeyState, request: StoreRequest, token: bigint): boolean {
+    if (request.mode === 'shared') {
+      if (token <= state.highestExclusiveToken) return false;
+      if (token > state.highestToken) {
+        state.highestToken = token;
+        state.highestGrant = request.grant;
+      }
+      return true;
+    }
     if (token > state.highestToken) {
       state.highestToken = token;
       state.highestGrant = request.grant;
@@ -190,7 +223,7 @@ export class FencedStore {
   private stateOf(key: string): KeyState {
     let state = this.keys.get(key);
     if (!state) {
-      state = { highestToken: -1n, highestGrant: '', order: [], open: new Map() };
+      state = { highestToken: -1n, highestGrant: '', highestExclusiveToken: -1n, begins: 0, lastExclusiveBegin: 0, open: new Map() };
       this.keys.set(key, state);
     }
     return state;

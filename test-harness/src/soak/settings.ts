@@ -1,7 +1,10 @@
 import type { BackendKind } from '../servers/types.js';
+import { SOAK_MODES, type SoakMode } from './holding.js';
 
 export interface SoakSettings {
   readonly backend: BackendKind;
+  /** What each turn takes: a plain lock, a reader or writer of a read-write lock, or 2-3 keys at once. */
+  readonly mode: SoakMode;
   readonly workers: number;
   readonly keys: number;
   readonly grants: number;
@@ -47,7 +50,7 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
 };
 
 const USAGE =
-  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--mode lock|read-write|multi-key] [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
@@ -79,6 +82,10 @@ export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: s
     if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
     return value;
   };
+  const modeText = flags.get('mode') ?? 'lock';
+  flags.delete('mode');
+  if (!(SOAK_MODES as readonly string[]).includes(modeText))
+    throw new Error(`--mode must be one of ${SOAK_MODES.join(', ')}, got "${modeText}"`);
   const pauseText = flags.get('pause-ms');
   flags.delete('pause-ms');
   let pauseMs = defaults.pauseMs;
@@ -89,6 +96,7 @@ export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: s
   }
   const settings: SoakSettings = {
     backend,
+    mode: modeText as SoakMode,
     workers: int('workers', defaults.workers ?? 4),
     keys: int('keys', defaults.keys ?? 4),
     grants: int('grants', 10_000),

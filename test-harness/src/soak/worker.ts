@@ -1,10 +1,12 @@
 /**
- * A soak worker process: loops acquire -> begin/write/write/end at the fenced store -> release on
- * one of the keys until the store says stop. The runner stops (SIGSTOP) and resumes it at random.
- * Exits when its stdin closes, so it never outlives the runner.
+ * A soak worker process: loops take (a lock, a read-write grant or several keys, holding.ts) ->
+ * begin/write/write/end of every held key at the fenced store -> release, until the store says stop.
+ * The runner stops (SIGSTOP) and resumes it at random. Exits when its stdin closes, so it never
+ * outlives the runner.
  */
-import { createLockProvider, ErrorCode, type Lock } from '@holdfast/core';
+import { createLockProvider, ErrorCode } from '@holdfast/core';
 import type { StoreRequest } from './fenced-store.js';
+import { type Holding, type SoakMode, take } from './holding.js';
 import { StoreClient } from './store-client.js';
 
 interface WorkerSpec {
@@ -12,6 +14,7 @@ interface WorkerSpec {
   url: string;
   store: { host: string; port: number };
   keys: string[];
+  mode: SoakMode;
   ttlMs: number;
   waitMs: number;
 }
@@ -27,34 +30,46 @@ let grants = 0;
 const failures: Record<string, number> = {};
 
 while (!stop) {
-  const key = spec.keys[Math.floor(Math.random() * spec.keys.length)]!;
-  let lock: Lock;
+  let holding: Holding;
   const requestedAt = Date.now();
   try {
-    lock = await provider.acquire(key, { ttlMs: spec.ttlMs, waitMs: spec.waitMs, reason: `soak worker ${spec.worker}` });
+    holding = await take(provider, spec.mode, spec.keys, { ttlMs: spec.ttlMs, waitMs: spec.waitMs, reason: `soak worker ${spec.worker}` });
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unknown';
     failures[code] = (failures[code] ?? 0) + 1;
-    if (code !== ErrorCode.Timeout && code !== ErrorCode.Backend) throw error;
+    // A multi-key take whose first keys lapsed while it waited for the next (a pause) gives them all up: LockLostError.
+    if (code !== ErrorCode.Timeout && code !== ErrorCode.Backend && code !== ErrorCode.Lost) throw error;
     continue;
   }
   const grant = `${spec.worker}:${++grants}`;
-  const request = (op: StoreRequest['op']): StoreRequest => ({
+  const request = (op: StoreRequest['op'], held: Holding['keys'][number]): StoreRequest => ({
     op,
     worker: spec.worker,
     grant,
-    key,
-    token: String(lock.token),
+    key: held.key,
+    token: String(held.token),
+    mode: held.mode,
     requestedAt,
   });
-  // Begin and two writes under the lock, each only while the holder believes it holds; a pause
+  const { signal } = holding;
+  // Begin and two writes of every key, each only while the holder believes it holds; a pause
   // between them is what fencing must absorb.
-  const begun: { ok: boolean; stop: boolean } = lock.signal.aborted ? { ok: false, stop } : await store.send(request('begin'));
-  stop = begun.stop;
-  for (let write = 0; write < 2 && begun.ok && !lock.signal.aborted; write++) stop = (await store.send(request('write'))).stop || stop;
-  const lost = lock.signal.aborted && (lock.signal.reason as { code?: string } | undefined)?.code === ErrorCode.Lost;
-  stop = (await store.send(request(lost ? 'lost' : 'end'))).stop || stop;
-  await lock.release().catch(() => undefined);
+  const begun: boolean[] = [];
+  for (const held of holding.keys) {
+    const reply: { ok: boolean; stop: boolean } = signal.aborted ? { ok: false, stop } : await store.send(request('begin', held));
+    begun.push(reply.ok);
+    stop = reply.stop || stop;
+  }
+  for (let write = 0; write < 2; write++) {
+    for (const [at, held] of holding.keys.entries()) {
+      if (begun[at] && !signal.aborted) stop = (await store.send(request('write', held))).stop || stop;
+    }
+  }
+  // A multi-key holding's signal names the key that was lost; the others simply end.
+  const reason = signal.aborted ? (signal.reason as { code?: string; key?: string } | undefined) : undefined;
+  const lostKey = reason?.code === ErrorCode.Lost ? (reason.key ?? holding.keys[0]!.key) : undefined;
+  for (const held of holding.keys) stop = (await store.send(request(held.key === lostKey ? 'lost' : 'end', held))).stop || stop;
+  await holding.release().catch(() => undefined);
 }
 await provider.close();
 store.close();
