@@ -9,6 +9,8 @@ export interface ChildSpec {
   ttlMs: number;
   /** Take a slot of a semaphore with this limit instead of the lock. */
   limit?: number;
+  /** Take (or wait for) the writer's grant of the key's read-write lock instead of the lock. */
+  mode?: 'exclusive';
 }
 
 export function childSpec(): ChildSpec {

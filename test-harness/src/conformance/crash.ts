@@ -4,8 +4,10 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { CHANNELS, ErrorCode, type LockEvent, type Semaphore } from '@holdfast/core';
 import { expect, type TestContext, test } from 'vitest';
+import type { ChildSpec } from '../child-provider.js';
 import { childScript } from '../faults/child-script.js';
 import { codeOf, elapsed } from '../helpers/index.js';
+import { readWriteOf } from './read-write.js';
 import type { CaseFactory } from './suite-types.js';
 import { type CaseContext, skipBecause } from './support.js';
 
@@ -30,9 +32,9 @@ async function startChild(
   key: string,
   ttlMs: number,
   what: string,
-  limit?: number,
+  grant: Pick<ChildSpec, 'limit' | 'mode'> = {},
 ): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, [childScript(script), JSON.stringify({ ...c.target.child, key, ttlMs, limit })], {
+  const child = spawn(process.execPath, [childScript(script), JSON.stringify({ ...c.target.child, key, ttlMs, ...grant })], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -108,7 +110,7 @@ export function crashCases(cases: CaseFactory): void {
       return skipBecause(t, `${c.target.name} has no semaphores`);
     }
     const ttlMs = c.timing.shortTtlMs;
-    const { child, line } = await startChild(c, 'child-holder.js', key, ttlMs, 'a child process takes a slot', 1);
+    const { child, line } = await startChild(c, 'child-holder.js', key, ttlMs, 'a child process takes a slot', { limit: 1 });
     try {
       expect(line, 'the child did not report holding a slot').toMatch(/^HELD \d+$/);
       expect(await c.within('tryAcquire answers', semaphore.tryAcquire()), 'a slot held by another process was granted').toBeNull();
@@ -156,6 +158,43 @@ export function crashCases(cases: CaseFactory): void {
       const taken = await c.within('the next waiter is granted', granted, waitMs + c.timing.slackMs);
       expect(taken.at - releasedAt, 'the killed waiter held up the next one').toBeLessThan(bound + c.timing.promptWakeMs);
       expect(taken.lock.token, "the next waiter's token is not above the released holder's").toBeGreaterThan(held!.token);
+    } finally {
+      killIfRunning(child);
+    }
+  });
+
+  test.concurrent('97. a writer waiting in a process killed with SIGKILL delays the readers behind it by at most TTL (+ backend delay)', async (t) => {
+    const c = cases(t);
+    if (skippedWithoutChild(c, t)) return;
+    const key = c.key('writer');
+    const ttlMs = c.timing.shortTtlMs;
+    const holding = await c.provider();
+    const readWrite = readWriteOf(t, c, holding, key);
+    if (!readWrite) return;
+    const held = await c.within('tryWrite answers', readWrite.tryWrite({ ttlMs: 60_000 }));
+    expect(held, 'a free key was refused to a writer').not.toBeNull();
+    // Where writers are preferred, the child's place keeps every later reader out while the child lives.
+    const { child, line } = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits to write', { mode: 'exclusive' });
+    try {
+      expect(line, 'the child did not report waiting').toBe('WAITING');
+      const reader = await c.provider();
+      const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
+      const waitMs = bound + c.timing.slackMs * 2;
+      const readerWaits = waitStarted(reader.owner, key);
+      const granted = reader
+        .readWrite(key)
+        .read({ waitMs })
+        .then((lock) => ({ lock, at: Date.now() }));
+      granted.catch(() => undefined);
+      await c.within('the reader waits', readerWaits);
+      child.kill('SIGKILL');
+      await c.within('the killed child exits', once(child, 'exit'));
+      const releasedAt = Date.now();
+      await c.within('release answers', held!.release());
+      const taken = await c.within('the reader is granted', granted, waitMs + c.timing.slackMs);
+      expect(taken.at - releasedAt, 'the killed writer held up the reader behind it').toBeLessThan(bound + c.timing.promptWakeMs);
+      expect(taken.lock.token, "the reader's token is not above the released writer's").toBeGreaterThan(held!.token);
+      await c.within('the reader releases', taken.lock.release());
     } finally {
       killIfRunning(child);
     }
