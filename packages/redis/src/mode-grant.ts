@@ -7,16 +7,23 @@ import type { NodeSet } from './node-set.js';
 import { confirmReplicated } from './replica-sync.js';
 import type { Session, Voter } from './session.js';
 import { onTheNode } from './single-node-call.js';
+import { QUEUE_ENTRY_TTL_MS } from './single-node-grant.js';
 import { byToken, type HeldShare } from './slot-holders.js';
 import { BACKGROUND } from './until-aborted.js';
 import type { Refusal } from './wake-ups.js';
 
+/** The shortest life of a waiting place: several of a waiter's attempts (MODE_POLL_MS apart) fit in it. */
+const MIN_PLACE_TTL_MS = 250;
+
 /**
- * How long a waiting place stays in a key's line without being refreshed. A waiter refreshes it at
- * each attempt and retries at least every half of it (the busy answer's freeInMs), so a live
- * writer keeps its turn; a waiter that died stops holding readers back after this long.
+ * How long a waiting place stays in a key's line without being refreshed: half the TTL the waiter
+ * asks for, within [MIN_PLACE_TTL_MS, QUEUE_ENTRY_TTL_MS], as a plain lock's queue entries. A live
+ * waiter refreshes it at each attempt (at least every MODE_POLL_MS), so it keeps its turn; one that
+ * died or was stopped holds the readers behind it back no longer than this.
  */
-const PLACE_TTL_MS = 10_000;
+function placeTtlMs(ttlMs: number): number {
+  return Math.min(QUEUE_ENTRY_TTL_MS, Math.max(MIN_PLACE_TTL_MS, Math.floor(ttlMs / 2)));
+}
 
 /** The read-write line of a lock: companion keys, in the lock key's hash slot (key-names.ts). */
 function lineKeys(keys: LockKeys): [line: string, info: string] {
@@ -28,7 +35,8 @@ type TakeReply = [code: 1, token: string, acquiredAtMs: string] | [code: 0, free
 /** One attempt at a reader's or the writer's grant on the only server (TAKE_MODE decides on the server's clock). */
 export async function takeMode(nodes: NodeSet, keys: LockKeys, request: ModeRequest, call: CallContext): Promise<RedisModeGrant | Refusal> {
   const reason = request.reason === undefined ? ['', '0'] : [request.reason, '1'];
-  const args = [request.lockId, request.ttlMs, request.mode, request.owner, ...reason, request.place?.id ?? '', PLACE_TTL_MS];
+  const placeTtl = placeTtlMs(request.ttlMs);
+  const args = [request.lockId, request.ttlMs, request.mode, request.owner, ...reason, request.place?.id ?? '', placeTtl];
   const started = Date.now();
   const { value: reply, session } = await onTheNode(
     nodes,
@@ -38,8 +46,8 @@ export async function takeMode(nodes: NodeSet, keys: LockKeys, request: ModeRequ
   );
   if (reply[0] === -1) throw new LockConflictError(request.key, 'it is in use as a plain lock or a semaphore, not a read-write lock');
   if (reply[0] === 0) {
-    const untilLapse = reply[1] < 0 ? PLACE_TTL_MS : reply[1];
-    return { freeInMs: Math.min(untilLapse, PLACE_TTL_MS / 2) };
+    const untilLapse = reply[1] < 0 ? placeTtl : reply[1];
+    return { freeInMs: Math.min(untilLapse, placeTtl / 2) };
   }
   // With the `replicas` option it counts only once replicated, as a lock's or a slot's grant does.
   if (nodes.replicaSync && session) {

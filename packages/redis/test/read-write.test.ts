@@ -25,7 +25,7 @@ describe.skipIf(!redis.url)(`read-write locks on one server (${redis.label})`, {
     expect(reader).not.toBeNull();
     const gaveUp = await timed(b.readWrite(key).write({ waitMs: 300 }).catch(codeOf), 3000, 'the writer gives up');
     expect(gaveUp.value).toBe(ErrorCode.Timeout);
-    // Its place would hold readers back for up to 10 s if leaveQueue did not remove it.
+    // Its place would hold readers back for the rest of its life (half the TTL, at most 2 s) if leaveQueue did not remove it.
     const next = await within(
       (async () => {
         for (;;) {
