@@ -30,7 +30,7 @@ if ('skip' in parsed) {
 const settings = parsed;
 const server = await resolveBackend(settings.backend);
 if (server.url === null) throw new Error(server.skipReason);
-const url = withOptions(server.url, BACKEND_DEFAULTS[settings.backend].urlOptions);
+const url = withOptions(withOptions(server.url, BACKEND_DEFAULTS[settings.backend].urlOptions), settings.urlOptions);
 const store = await FencedStore.start();
 store.stopAt(settings.grants);
 const run = Math.random().toString(36).slice(2, 8);

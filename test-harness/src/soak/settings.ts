@@ -15,6 +15,8 @@ export interface SoakSettings {
   readonly pauseEveryMs: number;
   /** Gives up (and reports what it has) after this long. */
   readonly maxSeconds: number;
+  /** URL options added to (or replacing) the backend's defaults, such as `mode=session` for PostgreSQL. */
+  readonly urlOptions: string;
 }
 
 interface BackendDefaults {
@@ -50,7 +52,7 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
 };
 
 const USAGE =
-  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--mode lock|read-write|multi-key] [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S]';
+  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--mode lock|read-write|multi-key] [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S] [--url-options a=b&c=d]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
@@ -104,7 +106,9 @@ export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: s
     pauseMs,
     pauseEveryMs: int('pause-every-ms', defaults.pauseEveryMs),
     maxSeconds: int('max-seconds', 900),
+    urlOptions: flags.get('url-options') ?? '',
   };
+  flags.delete('url-options');
   if (flags.size > 0) throw new Error(`${USAGE}\n(unknown option --${[...flags.keys()][0]})`);
   return settings;
 }
