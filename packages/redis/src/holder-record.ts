@@ -33,5 +33,5 @@ export function holderRecordOf(value: string): HolderRecord | undefined {
 
 /** Whether a lock key's value (GET) is `lockId`'s grant, in either form. */
 export function valueHolds(value: string | null, lockId: string): boolean {
-  return value === lockId || (value !== null && value.startsWith(`${lockId}\n`));
+  return value === lockId || value?.startsWith(`${lockId}\n`) === true;
 }
