@@ -26,7 +26,8 @@ export const POSTGRES_SESSION_CAPABILITIES: Capabilities = Object.freeze({
   renewal: 'backend',
   noSemaphores:
     'session mode: not built; N advisory locks per key would exclude, but no lock holds the limit and a waiter blocks on one lock per connection; use lease mode for semaphores',
-  noReadWrite:
-    'session mode: not built; pg_try_advisory_lock_shared would exclude, but each reader needs a holder record of its own (today one per key); use lease mode for read-write locks',
+  // Read-write locks: no writerPreferred. A waiting writer's exclusive request keeps new readers out
+  // while it waits in PostgreSQL's lock queue, but the wait then ends and the writer tries again,
+  // and readers woken at the same moment can get in first (docs/semantics-postgres.md).
   noHandOff: 'session mode: an advisory lock belongs to the server connection that took it; use lease mode to hand locks over',
 });

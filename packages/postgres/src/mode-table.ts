@@ -1,7 +1,7 @@
 import { LockConflictError, type LockInfo } from '@holdfast/core';
 import type { ModeRequest } from '@holdfast/core/backend';
 import type { ModeStatements } from './mode-statements.js';
-import { type GrantAnswer, type GrantRow, grantAnswer, inUseAs, type LockRow, lockInfo } from './rows.js';
+import { type GrantAnswer, type GrantRow, grantAnswer, inUseAs, type ModeHolderRow, modeHolderInfo } from './rows.js';
 import type { TableQuery } from './table-query.js';
 
 /** The read-write lock statements on one table (see mode-statements.ts); its grants are extended and freed as slots. */
@@ -24,7 +24,6 @@ export class ModeTable {
   }
 
   async holders(key: string, signal: AbortSignal): Promise<LockInfo[]> {
-    const rows = await this.query.run<LockRow & { mode: string }>(this.sql.holders, [key], signal);
-    return rows.map((row) => ({ ...lockInfo(row), details: { mode: row.mode } }));
+    return (await this.query.run<ModeHolderRow>(this.sql.holders, [key], signal)).map(modeHolderInfo);
   }
 }

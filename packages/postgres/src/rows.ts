@@ -22,6 +22,15 @@ export function lockInfo(row: LockRow): LockInfo {
   };
 }
 
+/** A read-write grant as its holders' statements return it: a LockRow with its mode. */
+export interface ModeHolderRow extends LockRow {
+  mode: string;
+}
+
+export function modeHolderInfo(row: ModeHolderRow): LockInfo {
+  return { ...lockInfo(row), details: { mode: row.mode } };
+}
+
 /** JavaScript's default string order (UTF-16 code units), which list() promises; SQL's "C" order is by code point. */
 export function byKey(a: LockInfo, b: LockInfo): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;

@@ -1,11 +1,11 @@
-import { BackendError, type LockInfo } from '@holdfast/core';
+import type { LockInfo } from '@holdfast/core';
 import {
-  busy,
+  type Busy,
   type CallContext,
   type GrantOutcome,
   type GrantRequest,
-  granted,
   type LockBackend,
+  type ModeRequest,
   sleep,
   TimerHeap,
   type WaitOptions,
@@ -13,10 +13,11 @@ import {
 import type pg from 'pg';
 import { advisoryKey } from './advisory-key.js';
 import { POSTGRES_SESSION_CAPABILITIES } from './capabilities.js';
-import { byKey, type LockRow, lockInfo } from './rows.js';
+import { byKey, type LockRow, lockInfo, type ModeHolderRow, modeHolderInfo } from './rows.js';
 import type { SessionConnections } from './session-connections.js';
-import { type SessionContext, SessionGrant } from './session-grant.js';
+import type { SessionContext } from './session-grant.js';
 import type { SessionStatements } from './session-statements.js';
+import { SessionTaker, type SessionWake } from './session-taker.js';
 import type { SqlRunner } from './sql-runner.js';
 import { likePrefix } from './statements.js';
 import type { TableQuery } from './table-query.js';
@@ -25,17 +26,12 @@ const LOCK_NOT_AVAILABLE = '55P03';
 /** After a wait that failed (not a timeout), the pause before the next attempt, so that a failing server is not spun on. */
 const WAIT_RETRY_MS = 1000;
 
-interface GrantRow {
-  token: string;
-  acquired_at: Date;
-  pid: number;
-}
-
 /** Session mode: PostgreSQL advisory locks, one dedicated connection per held lock (session-statements.ts). */
-export class SessionBackend implements LockBackend {
+export class SessionBackend implements LockBackend<SessionWake> {
   readonly name = 'postgres';
   readonly capabilities = POSTGRES_SESSION_CAPABILITIES;
   private readonly context: SessionContext;
+  private readonly taker: SessionTaker;
 
   constructor(
     private readonly runner: SqlRunner,
@@ -46,36 +42,34 @@ export class SessionBackend implements LockBackend {
     private readonly space: string,
   ) {
     this.context = { connections, sql, query, timers: new TimerHeap() };
+    this.taker = new SessionTaker(this.context, query, space);
   }
 
-  async tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome> {
-    const lock = advisoryKey(this.space, request.key);
-    const client = await this.connections.take(call.signal);
-    const sentAt = Date.now();
-    try {
-      const values = [lock, request.key, request.lockId, request.owner, request.reason ?? null, request.ttlMs];
-      const [row] = await this.query.run<GrantRow>(this.sql.grant, values, call.signal, (...args) => this.connections.run(client, ...args));
-      if (!row) {
-        this.connections.giveBack(client);
-        return busy();
-      }
-      await this.confirm(client, lock, row.pid, call.signal);
-      return granted(new SessionGrant(this.context, { client, pid: row.pid, lock }, request, BigInt(row.token), row.acquired_at, sentAt));
-    } catch (error) {
-      // The lock may have been taken before the failure: cutting the connection frees it.
-      this.connections.discard(client);
-      throw error;
-    }
+  tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<SessionWake>> {
+    return this.taker.take(request, 'plain', call.signal);
   }
 
-  /** Until the holder lets go (a release, its session ending) or `timeoutMs`, blocked on the lock itself. */
-  async waitForChange(key: string, _busy: unknown, options: WaitOptions): Promise<void> {
+  /** A reader takes the key's advisory lock shared, a writer exclusive: PostgreSQL excludes them (session-grant-statement.ts). */
+  tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<SessionWake>> {
+    return this.taker.take(request, request.mode, call.signal);
+  }
+
+  async modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return (await this.query.run<ModeHolderRow>(this.sql.modeHolders, [key], call.signal)).map(modeHolderInfo);
+  }
+
+  /**
+   * Until the holder lets go (a release, its session ending) or `timeoutMs`, blocked on the lock
+   * itself: a writer until every holder is gone, anyone else until no exclusive holder is left.
+   */
+  async waitForChange(key: string, state: Busy<SessionWake>, options: WaitOptions): Promise<void> {
     const waitMs = Math.floor(options.timeoutMs);
     if (waitMs < 1 || options.signal.aborted) return;
     let client: pg.PoolClient | undefined;
     try {
       client = await this.connections.take(options.signal);
-      await this.connections.run(client, this.sql.wait, [advisoryKey(this.space, key), waitMs], options.signal);
+      const wait = state.wake?.exclusive ? this.sql.waitExclusive : this.sql.wait;
+      await this.connections.run(client, wait, [advisoryKey(this.space, key), waitMs], options.signal);
       this.connections.giveBack(client);
     } catch (error) {
       if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
@@ -87,7 +81,7 @@ export class SessionBackend implements LockBackend {
     }
   }
 
-  /** Ends the session holding the key if it is this request's (a grant whose answer never reached core). */
+  /** Ends the session holding the key if it is this request's (a grant of any use whose answer never reached core). */
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     await this.query.run(this.sql.abandon, [request.key, request.lockId], call.signal);
   }
@@ -101,7 +95,7 @@ export class SessionBackend implements LockBackend {
     return (await this.query.run<LockRow>(this.sql.list, [likePrefix(prefix)], call.signal)).map(lockInfo).sort(byKey);
   }
 
-  /** Ends the holder's session: the server frees the lock, and the holder hears its connection end. */
+  /** Ends every holder's session (a read-write lock's readers too): the server frees the lock, and each holder hears its connection end. */
   async forceRelease(key: string, call: CallContext): Promise<boolean> {
     const [row] = await this.query.run<{ freed: boolean | null }>(this.sql.forceRelease, [advisoryKey(this.space, key)], call.signal);
     return row?.freed === true;
@@ -111,21 +105,5 @@ export class SessionBackend implements LockBackend {
     this.context.timers.stop();
     await this.connections.close(call.signal);
     await this.runner.close(call.signal);
-  }
-
-  /**
-   * A second statement on the same connection must reach the same server process, which must hold
-   * the lock. Behind a pooler in transaction mode (PgBouncer) it may not: then session locks cannot
-   * work at all, and saying so beats a lock that silently belongs to some other client's statements.
-   */
-  private async confirm(client: pg.PoolClient, lock: bigint, pid: number, signal: AbortSignal): Promise<void> {
-    const [row] = await this.connections.run<{ me: number; held: boolean }>(client, this.sql.check, [lock, pid], signal);
-    if (row?.me === pid && row.held) return;
-    throw new BackendError(
-      'postgres',
-      `session mode: two statements on one connection reached different server processes (${pid}, then ${row?.me}) or the lock ` +
-        'vanished between them. A pooler in transaction or statement mode (PgBouncer) cannot keep a session lock: connect ' +
-        'directly or through session pooling, or use lease mode',
-    );
   }
 }

@@ -29,6 +29,8 @@ export interface Session {
   /** The server process of the connection, which holds the advisory lock. */
   readonly pid: number;
   readonly lock: bigint;
+  /** A reader's lock (shared), given back with the shared unlock; a plain lock's and a writer's are exclusive. */
+  readonly shared: boolean;
 }
 
 /**
@@ -77,10 +79,16 @@ export class SessionGrant implements BackendGrant, ScheduledTask {
   async release(call: CallContext): Promise<boolean> {
     if (this.ended) return false;
     this.end();
-    const { client, lock } = this.session;
+    const { client, lock, shared } = this.session;
+    const { sql } = this.context;
     let unlocked = false;
     try {
-      const [row] = await this.context.connections.run<{ unlocked: boolean }>(client, this.context.sql.release, [lock], call.signal);
+      const [row] = await this.context.connections.run<{ unlocked: boolean }>(
+        client,
+        shared ? sql.releaseShared : sql.release,
+        [lock],
+        call.signal,
+      );
       unlocked = row?.unlocked === true;
       return unlocked;
     } finally {

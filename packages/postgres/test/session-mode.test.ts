@@ -1,9 +1,6 @@
 // Session mode beyond the conformance suite: a lock lives exactly as long as its connection, so a
 // killed process or an ended connection frees it (and tells its holder) at once, whatever the TTL;
 // one connection per held lock; and a transaction-mode pooler is refused, not trusted.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
@@ -11,19 +8,13 @@ import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createPostgresProvider, type PostgresProviderOptions } from '../src/index.js';
 import { connectionsOf, named } from './activity.js';
+import { holdInChild } from './holder-child.js';
 import { startTransactionPooler } from './transaction-pooler.js';
 
 const postgres = await useBackend('postgres');
 const run = `${process.pid}-${Date.now()}`;
 let count = 0;
 const newKey = (): string => `session/${run}/${++count}`;
-
-// Takes the lock in a child process (from the URL, as an app would) and waits to be killed.
-const CHILD = `import { createLockProvider } from '@holdfast/core';
-const [url, key] = process.argv.slice(1);
-const lock = await (await createLockProvider(url)).acquire(key, { ttlMs: 30000, waitMs: 10000 });
-process.stdout.write('HELD ' + lock.token + '\\n');
-setInterval(() => undefined, 1 << 30);`;
 
 describe.skipIf(!postgres.url)(`postgres session mode (${postgres.label})`, { timeout: 60_000 }, () => {
   const url = postgres.url!;
@@ -44,29 +35,22 @@ describe.skipIf(!postgres.url)(`postgres session mode (${postgres.label})`, { ti
     const key = newKey();
     const sessionUrl = new URL(url);
     sessionUrl.searchParams.set('mode', 'session');
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, sessionUrl.href, key], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const holder = await holdInChild(sessionUrl.href, key);
     try {
-      const [line] = (await within(once(createInterface({ input: child.stdout! }), 'line'), 20_000, 'the child holds the lock')) as [
-        string,
-      ];
-      expect(line).toMatch(/^HELD \d+$/);
       const waiter = open();
       const waiting = waiter.acquire(key, { waitMs: 20_000 });
       waiting.catch(() => undefined);
       expect(await waiter.tryAcquire(key)).toBeNull();
-      child.kill('SIGKILL');
-      await within(once(child, 'exit'), 5000, 'the child exits');
+      await holder.kill();
       const killedAt = performance.now();
       const lock = await within(waiting, 5000, 'the waiter is granted');
       const ms = performance.now() - killedAt;
       console.info(`[postgres session] lock of a SIGKILLed holder (TTL 30 s) granted to a waiter ${ms.toFixed(1)} ms after its exit`);
       expect(ms).toBeLessThan(1000);
-      expect(lock.token).toBeGreaterThan(BigInt(line.slice('HELD '.length)));
+      expect(lock.token).toBeGreaterThan(holder.token);
       await lock.release();
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await holder.kill();
     }
   });
 
