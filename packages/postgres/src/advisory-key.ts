@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MAX_SEMAPHORE_LIMIT } from '@holdfast/core';
 
 /**
  * The 64-bit advisory lock id of a key in session mode: the first 8 bytes of
@@ -8,4 +9,16 @@ import { createHash } from 'node:crypto';
  */
 export function advisoryKey(table: string, key: string): bigint {
   return createHash('sha256').update(`holdfast\u0000${table}\u0000${key}`).digest().readBigInt64BE(0);
+}
+
+const MAX_ID = (1n << 63n) - 1n;
+
+/**
+ * The base id of a key's semaphore slots in session mode: slot i is the advisory lock base + i, for
+ * any limit (so every limit's slot i is the same lock). Hashed apart from the key's own id (plain
+ * and read-write use); kept low enough that base + MAX_SEMAPHORE_LIMIT stays a bigint.
+ */
+export function semaphoreBase(table: string, key: string): bigint {
+  const base = advisoryKey(table, `${key}\u0000semaphore`);
+  return base > MAX_ID - BigInt(MAX_SEMAPHORE_LIMIT) ? base - BigInt(MAX_SEMAPHORE_LIMIT) : base;
 }

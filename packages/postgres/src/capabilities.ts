@@ -24,8 +24,6 @@ export const POSTGRES_SESSION_CAPABILITIES: Capabilities = Object.freeze({
   // trip after the moment the holder counts from, so a silent holder's session ends that much later.
   expiryGraceMs: 100,
   renewal: 'backend',
-  noSemaphores:
-    'session mode: not built; N advisory locks per key would exclude, but no lock holds the limit and a waiter blocks on one lock per connection; use lease mode for semaphores',
   // Read-write locks: no writerPreferred. A waiting writer's exclusive request keeps new readers out
   // while it waits in PostgreSQL's lock queue, but the wait then ends and the writer tries again,
   // and readers woken at the same moment can get in first (docs/semantics-postgres.md).

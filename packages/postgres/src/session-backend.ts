@@ -6,6 +6,7 @@ import {
   type GrantRequest,
   type LockBackend,
   type ModeRequest,
+  type SlotRequest,
   sleep,
   TimerHeap,
   type WaitOptions,
@@ -25,6 +26,8 @@ import type { TableQuery } from './table-query.js';
 const LOCK_NOT_AVAILABLE = '55P03';
 /** After a wait that failed (not a timeout), the pause before the next attempt, so that a failing server is not spun on. */
 const WAIT_RETRY_MS = 1000;
+/** The longest a semaphore's waiter blocks on one slot before it tries again (any slot may be freed first). */
+const SLOT_WAIT_MS = 500;
 
 /** Session mode: PostgreSQL advisory locks, one dedicated connection per held lock (session-statements.ts). */
 export class SessionBackend implements LockBackend<SessionWake> {
@@ -46,12 +49,21 @@ export class SessionBackend implements LockBackend<SessionWake> {
   }
 
   tryGrant(request: GrantRequest, call: CallContext): Promise<GrantOutcome<SessionWake>> {
-    return this.taker.take(request, 'plain', call.signal);
+    return this.taker.take(request, { use: 'plain' }, call.signal);
   }
 
   /** A reader takes the key's advisory lock shared, a writer exclusive: PostgreSQL excludes them (session-grant-statement.ts). */
   tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<SessionWake>> {
-    return this.taker.take(request, request.mode, call.signal);
+    return this.taker.take(request, { use: request.mode }, call.signal);
+  }
+
+  /** Slot i of a key is an advisory id of its own; the fence row's records hold the limit (session-grant-statement.ts). */
+  tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<SessionWake>> {
+    return this.taker.take(request, { use: 'slot', limit: request.limit }, call.signal);
+  }
+
+  async slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    return (await this.query.run<LockRow>(this.sql.slotHolders, [key], call.signal)).map(lockInfo);
   }
 
   async modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
@@ -60,16 +72,19 @@ export class SessionBackend implements LockBackend<SessionWake> {
 
   /**
    * Until the holder lets go (a release, its session ending) or `timeoutMs`, blocked on the lock
-   * itself: a writer until every holder is gone, anyone else until no exclusive holder is left.
+   * itself: a writer until every holder is gone, anyone else until no exclusive holder is left. A
+   * semaphore's waiter blocks on its oldest slot, and for at most SLOT_WAIT_MS: another slot may
+   * be freed first, and one connection can wait on one lock only.
    */
   async waitForChange(key: string, state: Busy<SessionWake>, options: WaitOptions): Promise<void> {
-    const waitMs = Math.floor(options.timeoutMs);
+    const slotLock = state.wake?.slotLock;
+    const waitMs = Math.floor(slotLock === undefined ? options.timeoutMs : Math.min(options.timeoutMs, SLOT_WAIT_MS));
     if (waitMs < 1 || options.signal.aborted) return;
     let client: pg.PoolClient | undefined;
     try {
       client = await this.connections.take(options.signal);
       const wait = state.wake?.exclusive ? this.sql.waitExclusive : this.sql.wait;
-      await this.connections.run(client, wait, [advisoryKey(this.space, key), waitMs], options.signal);
+      await this.connections.run(client, wait, [slotLock ?? advisoryKey(this.space, key), waitMs], options.signal);
       this.connections.giveBack(client);
     } catch (error) {
       if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
@@ -95,9 +110,9 @@ export class SessionBackend implements LockBackend<SessionWake> {
     return (await this.query.run<LockRow>(this.sql.list, [likePrefix(prefix)], call.signal)).map(lockInfo).sort(byKey);
   }
 
-  /** Ends every holder's session (a read-write lock's readers too): the server frees the lock, and each holder hears its connection end. */
+  /** Ends every holder's session (a read-write lock's readers, a semaphore's slots): the server frees the locks, and each holder hears its connection end. */
   async forceRelease(key: string, call: CallContext): Promise<boolean> {
-    const [row] = await this.query.run<{ freed: boolean | null }>(this.sql.forceRelease, [advisoryKey(this.space, key)], call.signal);
+    const [row] = await this.query.run<{ freed: boolean | null }>(this.sql.forceRelease, [advisoryKey(this.space, key), key], call.signal);
     return row?.freed === true;
   }
 

@@ -1,8 +1,9 @@
 /**
  * The SQL fragments that read session mode's holder records. A key's fence row records its holders
  * in the `session` column: a plain lock as one object {lock_id, owner, reason, token, acquired_at,
- * pid, lock} (the shape older versions wrote and documented), a read-write lock as {"grants": [...]},
- * one such object per grant with a `mode` besides. A record names the server process (`pid`) of the
+ * pid, lock} (the shape older versions wrote and documented), a read-write lock or a semaphore as
+ * {"grants": [...]}, one such object per grant with a `mode` besides, or a `slot` and the `limit`
+ * (then `lock` is the slot's own advisory id). A record names the server process (`pid`) of the
  * connection that took the advisory lock `lock`, and counts only while that process holds it: the
  * server frees a dead holder's lock, so its record is ignored at once and dropped by the next grant.
  */
@@ -31,8 +32,12 @@ const MODE_OF_RECORD = `CASE WHEN g->>'mode' = 'shared' THEN 'ShareLock' ELSE 'E
 export const holds = (held: string): string =>
   `${held}.pid = (g->>'pid')::int AND ${held}.lock = (g->>'lock')::bigint AND ${held}.mode = ${MODE_OF_RECORD}`;
 
-/** Record g is a read-write grant (it has a mode); a plain lock's record has none. */
+/** Record g is a read-write grant (it has a mode). */
 export const IS_MODE_GRANT = `g ? 'mode'`;
+/** Record g is a semaphore's slot. */
+export const IS_SLOT = `g ? 'slot'`;
+/** Record g is a plain lock's: neither. */
+export const IS_PLAIN = `NOT (g ? 'mode' OR g ? 'slot')`;
 
 /** The LockInfo columns of record g of fence row `f` (pg's LockRow). */
 export const RECORD_INFO = `f.key, g->>'owner' AS owner, g->>'reason' AS reason, g->>'token' AS token,

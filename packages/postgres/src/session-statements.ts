@@ -1,5 +1,5 @@
 import { sessionGrantStatement } from './session-grant-statement.js';
-import { HELD, holds, IS_MODE_GRANT, RECORD_INFO, recordsOf } from './session-records.js';
+import { HELD, holds, IS_MODE_GRANT, IS_PLAIN, IS_SLOT, RECORD_INFO, recordsOf } from './session-records.js';
 import type { TableNames } from './table-names.js';
 
 /** The SQL of session mode, built once per table. `$lock` is the key's advisory id (advisory-key.ts). */
@@ -30,12 +30,17 @@ export interface SessionStatements {
   readonly inspect: string;
   /** $1 LIKE pattern of the prefix → every key under it that a live session holds. */
   readonly list: string;
-  /** $1 lock → freed: ends the server process of every holder (a plain lock's, a writer's, each reader's connection). */
+  /**
+   * $1 lock, $2 key → freed: ends the server process of every holder (a plain lock's, a writer's,
+   * each reader's, each slot's connection).
+   */
   readonly forceRelease: string;
   /** $1 key, $2 lock id → ends the server process holding the key if that grant is request $2's. */
   readonly abandon: string;
   /** $1 key → its live read-write grants (LockRow and mode), oldest first. */
   readonly modeHolders: string;
+  /** $1 key → its live semaphore slots (LockRow), oldest first. */
+  readonly slotHolders: string;
 }
 
 /**
@@ -46,7 +51,9 @@ export interface SessionStatements {
  * Tokens come from the same fence counter as lease mode, bumped while the lock is already held.
  * A read-write lock takes the key's same id, shared by readers and exclusive for a writer, so
  * PostgreSQL's lock manager excludes plain locks, writers and readers from each other by itself;
- * the fence row records its grants (session-records.ts).
+ * the fence row records its grants (session-records.ts). A semaphore's slot i is an advisory id of
+ * its own (advisory-key.ts) that nothing else takes: the records, judged under the fence row's lock
+ * (session-grant-statement.ts), keep other uses and other limits off the key.
  */
 export function sessionStatements(t: TableNames): SessionStatements {
   const live = (where: string): string =>
@@ -73,17 +80,22 @@ export function sessionStatements(t: TableNames): SessionStatements {
 
     waitExclusive: wait('pg_advisory_xact_lock'),
 
-    inspect: `WITH ${HELD} SELECT ${RECORD_INFO} ${live(`f.key = $1 AND NOT ${IS_MODE_GRANT}`)}`,
+    inspect: `WITH ${HELD} SELECT ${RECORD_INFO} ${live(`f.key = $1 AND ${IS_PLAIN}`)}`,
 
-    list: `WITH ${HELD} SELECT ${RECORD_INFO} ${live(`f.key LIKE $1 AND NOT ${IS_MODE_GRANT}`)} ORDER BY f.key`,
+    list: `WITH ${HELD} SELECT ${RECORD_INFO} ${live(`f.key LIKE $1 AND ${IS_PLAIN}`)} ORDER BY f.key`,
 
-    // Every holder of the id, readers included. pg_terminate_backend waits up to a second for each
-    // process to end, so the key is free on return.
-    forceRelease: `WITH ${HELD} SELECT bool_or(pg_terminate_backend(held.pid, 1000)) AS freed FROM held WHERE held.lock = $1::bigint`,
+    // Every holder of the key's id (readers included, and one whose grant has not committed its
+    // record yet) and every live record's (a semaphore's slots have ids of their own).
+    // pg_terminate_backend waits up to a second for each process to end, so the key is free on return.
+    forceRelease: `WITH ${HELD}, holders AS (SELECT held.pid FROM held WHERE held.lock = $1::bigint
+  UNION SELECT held.pid ${live('f.key = $2')})
+SELECT bool_or(pg_terminate_backend(holders.pid, 1000)) AS freed FROM holders`,
 
     abandon: `WITH ${HELD} SELECT pg_terminate_backend(held.pid, 1000) ${live(`f.key = $1 AND g->>'lock_id' = $2`)}`,
 
     modeHolders: `WITH ${HELD} SELECT ${RECORD_INFO}, g->>'mode' AS mode ${live(`f.key = $1 AND ${IS_MODE_GRANT}`)}
   ORDER BY (g->>'token')::bigint`,
+
+    slotHolders: `WITH ${HELD} SELECT ${RECORD_INFO} ${live(`f.key = $1 AND ${IS_SLOT}`)} ORDER BY (g->>'token')::bigint`,
   };
 }

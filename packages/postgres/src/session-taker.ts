@@ -1,29 +1,35 @@
 import { BackendError, LockConflictError } from '@holdfast/core';
 import { type Busy, busy, type GrantOutcome, type GrantRequest, granted } from '@holdfast/core/backend';
 import type pg from 'pg';
-import { advisoryKey } from './advisory-key.js';
+import { advisoryKey, semaphoreBase } from './advisory-key.js';
+import { READ_WRITE_LIMIT } from './mode-statements.js';
+import { inUseAs } from './rows.js';
 import { type SessionContext, SessionGrant } from './session-grant.js';
 import type { SessionGrantRow, SessionUse } from './session-grant-statement.js';
 import type { TableQuery } from './table-query.js';
 
-/** What a busy session grant tells the wait that follows it: a writer waits for every holder to go, others for an exclusive one. */
+/**
+ * What a busy session grant tells the wait that follows it: a writer waits for every holder to go,
+ * others for an exclusive one; a semaphore's waiter on one slot (`slotLock`), the oldest.
+ */
 export interface SessionWake {
   readonly exclusive: boolean;
+  readonly slotLock?: bigint;
 }
 
 const WRITER_BUSY: Busy<SessionWake> = busy({ exclusive: true });
 
-/** How a conflict names a use in its message. */
-const USE_NAMES: Record<string, string> = { plain: 'a plain lock', 'read-write': 'a read-write lock' };
-
-/** A grant the statement answered for: taken (with the row) or not. */
-type Answer = { readonly taken: true; readonly row: SessionGrantRow } | { readonly taken: false; readonly otherUse: string | null };
+/** A grant of `use`; `limit` for a semaphore's slot. */
+export interface SessionAsk {
+  readonly use: SessionUse;
+  readonly limit?: number;
+}
 
 /**
- * Takes session grants of every use (a plain lock, a reader, a writer) on a dedicated connection:
- * the grant statement, then a second statement that must reach the same server process holding
- * the lock. The connection is kept by the grant, given back when nothing was taken, and cut on any
- * failure, which makes the server free whatever it may have taken.
+ * Takes session grants of every use (a plain lock, a reader, a writer, a semaphore's slot) on a
+ * dedicated connection: the grant statement, then a second statement that must reach the same
+ * server process holding the lock. The connection is kept by the grant, given back when nothing was
+ * taken, and cut on any failure, which makes the server free whatever it may have taken.
  */
 export class SessionTaker {
   constructor(
@@ -33,18 +39,18 @@ export class SessionTaker {
     private readonly space: string,
   ) {}
 
-  async take(request: GrantRequest, use: SessionUse, signal: AbortSignal): Promise<GrantOutcome<SessionWake>> {
+  async take(request: GrantRequest, ask: SessionAsk, signal: AbortSignal): Promise<GrantOutcome<SessionWake>> {
     const { connections } = this.context;
-    const lock = advisoryKey(this.space, request.key);
+    const id = ask.use === 'slot' ? semaphoreBase(this.space, request.key) : advisoryKey(this.space, request.key);
     const client = await connections.take(signal);
     const sentAt = Date.now();
-    let answer: Answer;
+    let row: SessionGrantRow;
     try {
-      answer = await this.grant(client, lock, request, use, signal);
-      if (answer.taken) {
-        const { row } = answer;
+      row = await this.grant(client, id, request, ask, signal);
+      if (row.took) {
+        const lock = BigInt(row.lock!);
         await this.confirm(client, lock, row.pid, signal);
-        const session = { client, pid: row.pid, lock, shared: use === 'shared' };
+        const session = { client, pid: row.pid, lock, shared: ask.use === 'shared' };
         return granted(new SessionGrant(this.context, session, request, BigInt(row.token!), row.acquired_at, sentAt));
       }
     } catch (error) {
@@ -53,17 +59,23 @@ export class SessionTaker {
       throw error;
     }
     connections.giveBack(client);
-    if (answer.otherUse !== null) {
-      const want = use === 'plain' ? 'plain' : 'read-write';
-      const names = `it is in use as ${USE_NAMES[answer.otherUse] ?? answer.otherUse}, not as ${USE_NAMES[want]}`;
-      throw new LockConflictError(request.key, names);
+    if (row.other_use !== null) {
+      const mine = ask.use === 'plain' ? 0 : ask.use === 'slot' ? ask.limit! : READ_WRITE_LIMIT;
+      throw new LockConflictError(request.key, `it is in use as ${inUseAs(row.other_use)}, not as ${inUseAs(mine)}`);
     }
-    return use === 'exclusive' ? WRITER_BUSY : busy();
+    if (ask.use === 'exclusive') return WRITER_BUSY;
+    return row.wait_lock === null ? busy() : busy({ exclusive: false, slotLock: BigInt(row.wait_lock) });
   }
 
   /** The grant statement; a key seen for the first time answers no row (its fence row is created then), so it is asked again once. */
-  private async grant(client: pg.PoolClient, lock: bigint, request: GrantRequest, use: SessionUse, signal: AbortSignal): Promise<Answer> {
-    const values = [lock, request.key, request.lockId, request.owner, request.reason ?? null, request.ttlMs, use];
+  private async grant(
+    client: pg.PoolClient,
+    id: bigint,
+    request: GrantRequest,
+    ask: SessionAsk,
+    signal: AbortSignal,
+  ): Promise<SessionGrantRow> {
+    const values = [id, request.key, request.lockId, request.owner, request.reason ?? null, request.ttlMs, ask.use, ask.limit ?? null];
     const run = async (): Promise<SessionGrantRow | undefined> =>
       (
         await this.query.run<SessionGrantRow>(this.context.sql.grant, values, signal, (...args) =>
@@ -72,11 +84,10 @@ export class SessionTaker {
       )[0];
     const row = (await run()) ?? (await run());
     if (!row) throw new BackendError('postgres', `session mode: the fence row of key "${request.key}" was not found after it was created`);
-    if (!row.took) return { taken: false, otherUse: row.other_use };
     // Taken but not recorded cannot happen while the fence row exists (it is locked): the caller cuts the connection.
-    if (row.token === null)
+    if (row.took && (row.token === null || row.lock === null))
       throw new BackendError('postgres', `session mode: a grant of key "${request.key}" took the lock but recorded no token`);
-    return { taken: true, row };
+    return row;
   }
 
   /**

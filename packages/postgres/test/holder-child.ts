@@ -3,15 +3,17 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { within } from '@holdfast/test-harness/helpers';
 
-/** How the child holds its key: a plain lock, or a read-write lock's reader or writer. */
-export type ChildHold = 'plain' | 'read' | 'write';
+/** How the child holds its key: a plain lock, a read-write lock's reader or writer, or a slot of a semaphore of limit N. */
+export type ChildHold = 'plain' | 'read' | 'write' | `semaphore:${number}`;
 
 // Takes the key in a child process (from the URL, as an app would), says so, and waits to be killed.
 const CHILD = `import { createLockProvider } from '@holdfast/core';
 const [url, key, hold] = process.argv.slice(1);
 const provider = await createLockProvider(url);
 const options = { ttlMs: 30000, waitMs: 10000 };
-const lock = hold === 'plain' ? await provider.acquire(key, options) : await provider.readWrite(key)[hold](options);
+const lock = hold === 'plain' ? await provider.acquire(key, options)
+  : hold.startsWith('semaphore:') ? await provider.semaphore(key, Number(hold.slice('semaphore:'.length))).acquire(options)
+  : await provider.readWrite(key)[hold](options);
 process.stdout.write('HELD ' + lock.token + '\\n');
 setInterval(() => undefined, 1 << 30);`;
 
