@@ -4,7 +4,7 @@
 // server process holds the lock (session-records.ts), and a plain lock and a read-write lock of one
 // key are told apart from the records, under the fence row's lock (session-grant-statement.ts).
 import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
-import { codeOf, lostWithin, within } from '@holdfast/test-harness/helpers';
+import { codeOf, lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -106,6 +106,46 @@ describe.skipIf(!postgres.url)(`postgres session mode, read-write locks (${postg
     expect((await rw.holders()).map((h) => h.token)).toEqual([second!.token]);
     await second!.release();
     expect(await rw.holders()).toEqual([]);
+  });
+
+  test('a reader whose answer never arrives (its call timed out while the grant waited for the fence row) is freed, never left holding', async () => {
+    await adminReady;
+    const key = newKey();
+    const [late, b] = [open({ url, callTimeoutMs: 300 }), open()];
+    await (await late.readWrite(key).tryRead())!.release();
+    const tokenOf = async (): Promise<bigint> =>
+      BigInt((await admin.query<{ token: string }>('SELECT token FROM holdfast_locks_fences WHERE key = $1', [key])).rows[0]!.token);
+    const before = await tokenOf();
+    // An administrator's transaction holds the key's fence row: the next grant waits for it.
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM holdfast_locks_fences WHERE key = $1 FOR UPDATE', [key]);
+      const lost = await outcome(within(late.readWrite(key).tryRead(), 5000, 'the reader gives up at its call timeout'));
+      expect(lost, 'a grant whose call timed out').not.toBe('granted');
+      expect(lost).toBe(ErrorCode.Backend);
+    } finally {
+      // The waiting grant now runs to its end on the server, for a client that is gone.
+      await blocker.query('COMMIT');
+      await blocker.end();
+    }
+    // It did land (the counter rose), and is gone: its server process ended with its connection.
+    await until(async () => (await tokenOf()) > before, 2000, 'the lost grant lands', { everyMs: 20 });
+    await until(async () => (await b.readWrite(key).holders()).length === 0, 2000, 'the lost grant is freed', { everyMs: 50 });
+    expect(await outcome(b.readWrite(key).tryWrite()), 'a writer after the lost reader was freed').toBe('granted');
+  });
+
+  test('forceRelease ends every reader and says so; the key is free on return', async () => {
+    const [a, b, admin2] = [open(), open(), open()];
+    const key = newKey();
+    const readers = await Promise.all([a.readWrite(key).tryRead(), b.readWrite(key).tryRead()]);
+    expect(readers.every((reader) => reader !== null)).toBe(true);
+    expect(await admin2.forceRelease(key)).toBe(true);
+    expect(await admin2.readWrite(key).holders()).toEqual([]);
+    expect(await outcome(admin2.readWrite(key).tryWrite())).toBe('granted');
+    await Promise.all(readers.map((reader) => lostWithin(reader!, 1000, 'a force-released reader is told')));
+    expect(await admin2.forceRelease(key)).toBe(false);
   });
 
   test('a plain lock and a read-write lock of one key refuse each other with LockConflictError, held or racing for a fresh key', async () => {
