@@ -39,15 +39,22 @@ export class SessionConnections {
     return borrowConnection(this.pool, signal);
   }
 
-  /** One statement on `client`; when `signal` aborts first the connection is cut (its answer may never come). */
+  /**
+   * One statement on `client`; when `signal` aborts first the connection is cut (its answer may never
+   * come). With a `name` it is prepared once per connection and then only bound and run: planning a
+   * statement as long as the grant costs more than running it.
+   */
   async run<Row extends pg.QueryResultRow>(
     client: pg.PoolClient,
     text: string,
     values: readonly unknown[],
     signal: AbortSignal,
+    name?: string,
   ): Promise<Row[]> {
+    const query =
+      name === undefined ? client.query<Row>(text, values as unknown[]) : client.query<Row>({ name, text, values: values as unknown[] });
     try {
-      return (await untilAborted(client.query<Row>(text, values as unknown[]), signal)).rows;
+      return (await untilAborted(query, signal)).rows;
     } catch (error) {
       if (signal.aborted) cutConnection(client);
       throw error;

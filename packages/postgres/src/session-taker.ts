@@ -19,6 +19,13 @@ export interface SessionWake {
 
 const WRITER_BUSY: Busy<SessionWake> = busy({ exclusive: true });
 
+/** The grant is prepared once per dedicated connection (session-connections.ts) under this name. */
+const GRANT_STATEMENT = 'holdfast_session_grant';
+/** PostgreSQL's invalid_sql_statement_name: a prepared statement unknown to the server process that got its Bind. */
+const UNKNOWN_STATEMENT = '26000';
+const POOLER_ADVICE =
+  'A pooler in transaction or statement mode (PgBouncer) cannot keep a session lock: connect directly or through session pooling, or use lease mode';
+
 /** A grant of `use`; `limit` for a semaphore's slot. */
 export interface SessionAsk {
   readonly use: SessionUse;
@@ -78,11 +85,22 @@ export class SessionTaker {
     const values = [id, request.key, request.lockId, request.owner, request.reason ?? null, request.ttlMs, ask.use, ask.limit ?? null];
     const run = async (): Promise<SessionGrantRow | undefined> =>
       (
-        await this.query.run<SessionGrantRow>(this.context.sql.grant, values, signal, (...args) =>
-          this.context.connections.run(client, ...args),
+        await this.query.run<SessionGrantRow>(this.context.sql.grant, values, signal, (text, params, bound) =>
+          this.context.connections.run(client, text, params, bound, GRANT_STATEMENT),
         )
       )[0];
-    const row = (await run()) ?? (await run());
+    let row: SessionGrantRow | undefined;
+    try {
+      row = (await run()) ?? (await run());
+    } catch (error) {
+      // Prepared on one server process, bound on another: the connection does not keep its session.
+      if ((error as { code?: unknown }).code !== UNKNOWN_STATEMENT) throw error;
+      throw new BackendError(
+        'postgres',
+        `session mode: two statements on one connection reached different server processes (the grant, prepared on one, is unknown to the other). ${POOLER_ADVICE}`,
+        error,
+      );
+    }
     if (!row) throw new BackendError('postgres', `session mode: the fence row of key "${request.key}" was not found after it was created`);
     // Taken but not recorded cannot happen while the fence row exists (it is locked): the caller cuts the connection.
     if (row.took && (row.token === null || row.lock === null))
@@ -101,8 +119,7 @@ export class SessionTaker {
     throw new BackendError(
       'postgres',
       `session mode: two statements on one connection reached different server processes (${pid}, then ${row?.me}) or the lock ` +
-        'vanished between them. A pooler in transaction or statement mode (PgBouncer) cannot keep a session lock: connect ' +
-        'directly or through session pooling, or use lease mode',
+        `vanished between them. ${POOLER_ADVICE}`,
     );
   }
 }
