@@ -2,12 +2,15 @@
 // The Redis server's own cost of one uncontended grant + release (issue 23): this build's two
 // scripts (dist/, build first), beside the peers' floor (SET NX PX, then a compare-and-delete
 // script), pipelined on a private redis-server so that client time does not count. Prints, per pair,
-// the server CPU (INFO cpu, user + system) and the time commandstats gives each script call.
+// the server CPU (INFO cpu, user + system) and the time commandstats gives each script call. The
+// grant script is also measured with the fence counter alone (no clock floor: HINCRBY), to show what
+// the floor that keeps tokens increasing across a failover costs.
 // Not a test: it prints figures. `node scripts/measure-server-cost.mjs [--pairs=20000] [--keys=1000]`
 import { startRedisSet } from '@holdfast/test-harness/servers';
 import { Redis } from 'ioredis';
 import { holderValue } from '../dist/holder-record.js';
 import { KeyNames } from '../dist/key-names.js';
+import { LuaScript } from '../dist/lua-script.js';
 import { ACQUIRE_IN_TURN } from '../dist/queue-scripts.js';
 import { RELEASE } from '../dist/scripts.js';
 
@@ -16,6 +19,20 @@ const pairs = option('pairs', 20_000);
 const width = option('keys', 1000);
 const BATCH = 200;
 const DEL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+/** The fence bump before the clock floor: the counter, and the clock only for a counter just created. */
+const COUNTER_ONLY = `  local counter = redis.call('hincrby', hash, 'fence', 1)
+  if counter == 1 then
+    now = now or redis.call('time')
+    counter = now[1] * 1000000 + now[2]
+    redis.call('hset', hash, 'fence', string.format('%.0f', counter))
+  end
+`;
+const floorStart = ACQUIRE_IN_TURN.source.indexOf("  local counter = (tonumber(redis.call('hget'");
+const floorEnd = ACQUIRE_IN_TURN.source.indexOf('  if legacy then');
+if (floorStart < 0 || floorEnd < floorStart) throw new Error('the grant script no longer has the clock floor this script replaces');
+const COUNTER_ONLY_GRANT = new LuaScript(
+  ACQUIRE_IN_TURN.source.slice(0, floorStart) + COUNTER_ONLY + ACQUIRE_IN_TURN.source.slice(floorEnd),
+);
 
 const set = await startRedisSet(1);
 const redis = new Redis(set.urls[0]);
@@ -23,26 +40,29 @@ try {
   const names = new KeyNames('holdfast:', 0);
   const delSha = await redis.script('LOAD', DEL);
   await ACQUIRE_IN_TURN.load(redis);
+  await COUNTER_ONLY_GRANT.load(redis);
   await RELEASE.load(redis);
+  const holdfastCase = (grantScript) => ({
+    grant: (p, key, id) => {
+      const k = names.of(key);
+      grantScript.queue(
+        p,
+        [k.lock, k.fence, k.queue, k.queueExpiries, ...k.legacyFence],
+        [id, 30_000, holderValue(id, Date.now(), 'host/1234/abcdef', undefined)],
+      );
+    },
+    release: (p, key, id) => {
+      const k = names.of(key);
+      RELEASE.queue(p, [k.lock, k.queue, k.queueExpiries], [id, k.channel]);
+    },
+  });
   const cases = {
     'peers: SET NX PX + compare-delete': {
       grant: (p, key, id) => p.set(key, id, 'PX', 30_000, 'NX'),
       release: (p, key, id) => p.evalsha(delSha, 1, key, id),
     },
-    'holdfast: grant + release scripts': {
-      grant: (p, key, id) => {
-        const k = names.of(key);
-        ACQUIRE_IN_TURN.queue(
-          p,
-          [k.lock, k.fence, k.queue, k.queueExpiries, ...k.legacyFence],
-          [id, 30_000, holderValue(id, Date.now(), 'host/1234/abcdef', undefined)],
-        );
-      },
-      release: (p, key, id) => {
-        const k = names.of(key);
-        RELEASE.queue(p, [k.lock, k.queue, k.queueExpiries], [id, k.channel]);
-      },
-    },
+    'holdfast: grant + release scripts': holdfastCase(ACQUIRE_IN_TURN),
+    'holdfast, fence counter alone': holdfastCase(COUNTER_ONLY_GRANT),
   };
   for (let round = 0; round < 2; round++) {
     for (const [label, { grant, release }] of Object.entries(cases)) {

@@ -7,11 +7,14 @@ import { LuaScript } from './lua-script.js';
 // holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
- * Lua: `bump(hash[, now[, legacy]])` increments the key's fencing counter and returns it as a string.
- * A missing counter (first use of the key, or a server that lost its data) starts at the server's
- * clock in microseconds (`now`, a TIME reply the script already has, or read here): above any
- * earlier counter, which grew by at most one per attempt, and attempts take far longer than a
- * microsecond. Shared by plain locks and semaphore slots, so tokens increase across both.
+ * Lua: `bump(hash[, now[, legacy]])` raises the key's fencing counter and returns it as a string: to
+ * its value + 1, or to the server's clock in microseconds (`now`, a TIME reply the script already
+ * has, or read here) when that is higher, which it nearly always is. The clock floor is what keeps
+ * tokens increasing where the counter alone cannot: a server that lost its data, and a replica
+ * promoted without the primary's last increments (replication is asynchronous; `replicas: N` closes
+ * that window with WAIT, the floor closes it without, as long as the new primary's clock is not
+ * behind the old one's by more than the failover took). It costs TIME and a read per grant.
+ * Shared by plain locks, semaphore slots and read-write grants, so tokens increase across all.
  *
  * `legacy` is the fence hash of versions up to 0.1 (another hash slot: never passed on a Cluster,
  * where those versions never ran). While they run beside this one (a rolling upgrade), they count
@@ -21,12 +24,11 @@ import { LuaScript } from './lua-script.js';
  */
 export const FENCE_BUMP = `
 local function bump(hash, now, legacy)
-  local counter = redis.call('hincrby', hash, 'fence', 1)
-  if counter == 1 then
-    now = now or redis.call('time')
-    counter = now[1] * 1000000 + now[2]
-    redis.call('hset', hash, 'fence', string.format('%.0f', counter))
-  end
+  local counter = (tonumber(redis.call('hget', hash, 'fence')) or 0) + 1
+  now = now or redis.call('time')
+  local clock = now[1] * 1000000 + now[2]
+  if clock > counter then counter = clock end
+  redis.call('hset', hash, 'fence', string.format('%.0f', counter))
   if legacy then
     local old = tonumber(redis.call('hget', legacy, 'fence'))
     if old then
