@@ -19,20 +19,10 @@ const pairs = option('pairs', 20_000);
 const width = option('keys', 1000);
 const BATCH = 200;
 const DEL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
-/** The fence bump before the clock floor: the counter, and the clock only for a counter just created. */
-const COUNTER_ONLY = `  local counter = redis.call('hincrby', hash, 'fence', 1)
-  if counter == 1 then
-    now = now or redis.call('time')
-    counter = now[1] * 1000000 + now[2]
-    redis.call('hset', hash, 'fence', string.format('%.0f', counter))
-  end
-`;
-const floorStart = ACQUIRE_IN_TURN.source.indexOf("  local counter = (tonumber(redis.call('hget'");
-const floorEnd = ACQUIRE_IN_TURN.source.indexOf('  if legacy then');
-if (floorStart < 0 || floorEnd < floorStart) throw new Error('the grant script no longer has the clock floor this script replaces');
-const COUNTER_ONLY_GRANT = new LuaScript(
-  ACQUIRE_IN_TURN.source.slice(0, floorStart) + COUNTER_ONLY + ACQUIRE_IN_TURN.source.slice(floorEnd),
-);
+/** The grant with the fence counter alone (FENCE_BUMP's counterOnly, as a quorum's nodes run it). */
+const CLOCK_FLOORED = 'bump(KEYS[2], nil, KEYS[5])';
+if (ACQUIRE_IN_TURN.source.split(CLOCK_FLOORED).length !== 3) throw new Error(`the grant script no longer calls ${CLOCK_FLOORED} twice`);
+const COUNTER_ONLY_GRANT = new LuaScript(ACQUIRE_IN_TURN.source.replaceAll(CLOCK_FLOORED, 'bump(KEYS[2], nil, KEYS[5], true)'));
 
 const set = await startRedisSet(1);
 const redis = new Redis(set.urls[0]);

@@ -72,7 +72,7 @@ end
 /**
  * One attempt. KEYS: lock key, fence hash (shared with plain locks and slots, so tokens increase
  * across all), line, line info. ARGV: lockId, ttlMs, mode, owner, reason, hasReason, placeId ('' for
- * a single attempt), placeTtlMs. Returns {1, token, acquiredAtMs}; {0, ms until the earliest lease
+ * a single attempt), placeTtlMs, counterOnly ("1" on a quorum's nodes, FENCE_BUMP). Returns {1, token, acquiredAtMs}; {0, ms until the earliest lease
  * ends (-1: none)} when busy (a place joins or refreshes the line); {-1} when the key is not a
  * read-write lock (a plain lock, a semaphore, other data).
  */
@@ -99,7 +99,7 @@ if place ~= '' then
   redis.call('zrem', KEYS[3], place)
   redis.call('hdel', KEYS[4], place)
 end
-local token = bump(KEYS[2])
+local token = bump(KEYS[2], nil, nil, ARGV[9] == '1')
 local at = string.format('%.0f', now)
 local holder = {owner = ARGV[4], at = at, token = token, mode = mode}
 if ARGV[6] == '1' then holder.reason = ARGV[5] end

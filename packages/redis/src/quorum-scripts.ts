@@ -22,6 +22,7 @@ return 1
  * record's time is the client's (the moment the request was sent, as the handle's acquiredAt: the
  * nodes' clocks differ), so the script reads no clock but for a counter's first use.
  * KEYS: lock, fence hash, holder hash[, legacy fence (FENCE_BUMP)]. ARGV: lockId, ttlMs, owner, reason, hasReason ("1"/"0"), acquiredAtMs.
+ * The counter is bumped without the clock floor (FENCE_BUMP's counterOnly): a quorum keeps its nodes' counters level.
  * Returns {1, token} when granted; {-1} when the key is a semaphore's; when busy {0, pttl, counter}
  * (the holder's remaining lease, -1 for a key without expiry: the wait's hint, so waiting costs no
  * PTTL of its own). A node that refused still moves its counter past the holder's token, so the
@@ -31,9 +32,9 @@ return 1
 export const QUORUM_ACQUIRE = new LuaScript(`${FENCE_BUMP}${WRITE_HOLDER}
 if not redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('type', KEYS[1]).ok == 'zset' then return {-1} end
-  return {0, redis.call('pttl', KEYS[1]), bump(KEYS[2], nil, KEYS[4])}
+  return {0, redis.call('pttl', KEYS[1]), bump(KEYS[2], nil, KEYS[4], true)}
 end
-local token = bump(KEYS[2], nil, KEYS[4])
+local token = bump(KEYS[2], nil, KEYS[4], true)
 writeHolder(ARGV[6], token)
 return {1, token}
 `);

@@ -41,7 +41,8 @@ function reasonArgs(request: GrantRequest): [string, string] {
 /** A semaphore slot: TAKE_SLOT and its siblings on each node, held on slotQuorum(nodes, limit) of them. */
 export function slotShare(keys: LockKeys, request: SlotRequest, nodes: number): QuorumShare {
   const { lockId } = request;
-  const takeArgs = [lockId, request.ttlMs, request.limit, request.owner, ...reasonArgs(request)];
+  // Counter only: the nodes' counters are kept level (FENCE_BUMP).
+  const takeArgs = [lockId, request.ttlMs, request.limit, request.owner, ...reasonArgs(request), '1'];
   return {
     needed: slotQuorum(nodes, request.limit),
     isSlot: true,
@@ -71,7 +72,8 @@ export function slotShare(keys: LockKeys, request: SlotRequest, nodes: number): 
  */
 export function modeShare(keys: LockKeys, request: ModeRequest, majority: number): QuorumShare {
   const { lockId } = request;
-  const takeArgs = [lockId, request.ttlMs, request.mode, request.owner, ...reasonArgs(request), '', 0];
+  // No place (no line on a quorum); counter only: the nodes' counters are kept level (FENCE_BUMP).
+  const takeArgs = [lockId, request.ttlMs, request.mode, request.owner, ...reasonArgs(request), '', 0, '1'];
   return {
     needed: majority,
     isSlot: false,

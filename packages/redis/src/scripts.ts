@@ -7,14 +7,19 @@ import { LuaScript } from './lua-script.js';
 // holder; only the fence hash (the permanent token counter) outlives it.
 
 /**
- * Lua: `bump(hash[, now[, legacy]])` raises the key's fencing counter and returns it as a string: to
- * its value + 1, or to the server's clock in microseconds (`now`, a TIME reply the script already
- * has, or read here) when that is higher, which it nearly always is. The clock floor is what keeps
- * tokens increasing where the counter alone cannot: a server that lost its data, and a replica
- * promoted without the primary's last increments (replication is asynchronous; `replicas: N` closes
- * that window with WAIT, the floor closes it without, as long as the new primary's clock is not
- * behind the old one's by more than the failover took). It costs TIME and a read per grant.
- * Shared by plain locks, semaphore slots and read-write grants, so tokens increase across all.
+ * Lua: `bump(hash[, now[, legacy[, counterOnly]]])` raises the key's fencing counter and returns it
+ * as a string: to its value + 1, or to the server's clock in microseconds (`now`, a TIME reply the
+ * script already has, or read here) when that is higher, which it nearly always is. The clock floor
+ * keeps tokens increasing where the counter alone cannot: a server that lost its data or reloaded an
+ * AOF without its last second, and a replica promoted without the primary's last increments
+ * (replication is asynchronous; `replicas: N` closes that window with WAIT, the floor closes it
+ * without, as long as the new primary's clock is not behind the old one's by more than the failover
+ * took). It costs TIME and a read per grant. Shared by plain locks, semaphore slots and read-write
+ * grants, so tokens increase across all.
+ *
+ * `counterOnly` (a quorum's nodes): the counter alone, the clock only for a counter just created.
+ * A quorum's tokens are informational and its nodes' counters are kept level (token-sync.ts): each
+ * node's own clock would set them apart at every grant, and every grant would wait for a sync.
  *
  * `legacy` is the fence hash of versions up to 0.1 (another hash slot: never passed on a Cluster,
  * where those versions never ran). While they run beside this one (a rolling upgrade), they count
@@ -23,12 +28,19 @@ import { LuaScript } from './lua-script.js';
  * lost counter). Once no old provider is left, this is one HGET of a missing field per grant.
  */
 export const FENCE_BUMP = `
-local function bump(hash, now, legacy)
-  local counter = (tonumber(redis.call('hget', hash, 'fence')) or 0) + 1
-  now = now or redis.call('time')
-  local clock = now[1] * 1000000 + now[2]
-  if clock > counter then counter = clock end
-  redis.call('hset', hash, 'fence', string.format('%.0f', counter))
+local function bump(hash, now, legacy, counterOnly)
+  local counter
+  if counterOnly then
+    counter = redis.call('hincrby', hash, 'fence', 1)
+  else
+    counter = (tonumber(redis.call('hget', hash, 'fence')) or 0) + 1
+  end
+  if counter == 1 or not counterOnly then
+    now = now or redis.call('time')
+    local clock = now[1] * 1000000 + now[2]
+    if clock > counter then counter = clock end
+    redis.call('hset', hash, 'fence', string.format('%.0f', counter))
+  end
   if legacy then
     local old = tonumber(redis.call('hget', legacy, 'fence'))
     if old then

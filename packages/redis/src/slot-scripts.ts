@@ -34,7 +34,8 @@ end
 
 /**
  * One attempt at a slot. KEYS: lock key, slots hash, fence hash (shared with plain locks, so tokens
- * increase across slots and locks)[, legacy fence (FENCE_BUMP)]. ARGV: lockId, ttlMs, limit, owner, reason, hasReason ("1"/"0").
+ * increase across slots and locks)[, legacy fence (FENCE_BUMP)]. ARGV: lockId, ttlMs, limit, owner, reason, hasReason ("1"/"0"),
+ * counterOnly ("1" on a quorum's nodes, FENCE_BUMP).
  * Returns {1, token, acquiredAtMs} when granted; {0, ms until the earliest lease ends} when every
  * slot is taken; {-1} when the key is not a semaphore (a plain lock); {-2, limit} when it is one
  * with another limit (-1: its limit record is missing, so no limit is trusted).
@@ -56,7 +57,7 @@ else
   redis.call('del', KEYS[2])
   redis.call('hset', KEYS[2], 'limit', ARGV[3])
 end
-local token = bump(KEYS[3], nil, KEYS[4])
+local token = bump(KEYS[3], nil, KEYS[4], ARGV[7] == '1')
 local at = string.format('%.0f', now)
 local holder = {owner = ARGV[4], at = at, token = token}
 if ARGV[6] == '1' then holder.reason = ARGV[5] end
