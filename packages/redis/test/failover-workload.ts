@@ -3,8 +3,13 @@ import type { Lock, LockProvider } from '@holdfast/core';
 /** What a workload saw across a fault, through its fenced store. */
 export interface FailoverTally {
   grants: number;
-  /** A key granted while another holder of it had not been told it lost the lock. */
+  /** A key granted while another holder of it, still within its lease by its own handle's reckoning, had not been told it lost the lock. */
   doubleGrants: number;
+  /**
+   * A key granted after another holder's lease had ended by its own reckoning, but before its signal
+   * aborted: the holder's timer ran late (a loaded machine), not the server granting twice.
+   */
+  toldLate: number;
   /** A grant whose token was not above every token granted for its key before. */
   tokenRegressions: number;
   /** Writes the fenced store refused (a token below one it had accepted): a stale holder stopped by the fence. */
@@ -22,7 +27,15 @@ export interface FailoverTally {
  * not yet told or released), so that overlapping holders and falling tokens are counted as they happen.
  */
 export class FailoverWorkload {
-  readonly tally: FailoverTally = { grants: 0, doubleGrants: 0, tokenRegressions: 0, fencedRefusals: 0, told: 0, failedAcquires: 0 };
+  readonly tally: FailoverTally = {
+    grants: 0,
+    doubleGrants: 0,
+    toldLate: 0,
+    tokenRegressions: 0,
+    fencedRefusals: 0,
+    told: 0,
+    failedAcquires: 0,
+  };
   private readonly highestToken = new Map<string, bigint>();
   private readonly highestWritten = new Map<string, bigint>();
   private readonly holders = new Map<string, Set<Lock>>();
@@ -74,7 +87,11 @@ export class FailoverWorkload {
     this.tally.grants++;
     const holding = this.holders.get(key) ?? new Set<Lock>();
     this.holders.set(key, holding);
-    for (const other of holding) if (!other.signal.aborted) this.tally.doubleGrants++;
+    for (const other of holding) {
+      if (other.signal.aborted) continue;
+      if (other.expiresAt !== null && other.expiresAt.getTime() <= Date.now()) this.tally.toldLate++;
+      else this.tally.doubleGrants++;
+    }
     holding.add(lock);
     lock.signal.addEventListener('abort', () => holding.delete(lock), { once: true });
     const highest = this.highestToken.get(key);
