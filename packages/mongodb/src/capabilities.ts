@@ -16,7 +16,8 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
     // as the lease ends), and each is up to one poll interval (and the last ping one interval) late.
     expiryGraceMs: settings.lockExpirationMs + 2 * settings.pollIntervalMs + settings.pingIntervalMs,
     renewal: 'backend',
-    noReadWrite: 'not built yet: readers would be version records like the FerretDB slots, and mongod has none of those (issue 26)',
+    noReadWrite:
+      'not on MongoDB yet: on FerretDB, readers on the semaphore holder list saturated its SQLite under nine contenders of one key and were taken out; mongod changes lock documents in place and has no version records (docs/read-write.md)',
   });
 }
 
