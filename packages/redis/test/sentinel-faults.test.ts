@@ -28,7 +28,9 @@ describe.skipIf(!sentinel)('redis sentinel faults (primary, replica, 3 Sentinels
       opened,
       ['a', 'b', 'c', 'd'].map((k) => `sentinel-fault-${replicas}-${Date.now()}/${k}`),
       3000,
-      80,
+      // Holds long enough that the holders of the moment are still holding when a killed primary's
+      // connections are seen to drop on a loaded machine: with 80 ms holds, 2 of 6 runs counted nobody told.
+      250,
     );
     workload.start(2);
     await sleep(1000);
