@@ -1,14 +1,14 @@
 // Session mode beyond the conformance suite: a lock lives exactly as long as its connection, so a
 // killed process or an ended connection frees it (and tells its holder) at once, whatever the TTL;
 // one connection per held lock; and a transaction-mode pooler is refused, not trusted.
-import { ErrorCode, type LockProvider } from '@holdfast/core';
+import { ErrorCode } from '@holdfast/core';
 import { codeOf, lostWithin, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
-import pg from 'pg';
-import { afterAll, describe, expect, test } from 'vitest';
-import { createPostgresProvider, type PostgresProviderOptions } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
+import { createPostgresProvider } from '../src/index.js';
 import { connectionsOf, named } from './activity.js';
 import { holdInChild } from './holder-child.js';
+import { sessionModeFixture } from './session-fixture.js';
 import { startTransactionPooler } from './transaction-pooler.js';
 
 const postgres = await useBackend('postgres');
@@ -18,24 +18,11 @@ const newKey = (): string => `session/${run}/${++count}`;
 
 describe.skipIf(!postgres.url)(`postgres session mode (${postgres.label})`, { timeout: 60_000 }, () => {
   const url = postgres.url!;
-  const providers: LockProvider[] = [];
-  const open = (options: Omit<PostgresProviderOptions, 'mode'> = { url }): LockProvider => {
-    const provider = createPostgresProvider({ mode: 'session', ...options });
-    providers.push(provider);
-    return provider;
-  };
-  const admin = new pg.Client({ connectionString: url });
-  const adminReady = admin.connect();
-  afterAll(async () => {
-    await Promise.allSettled(providers.map((provider) => provider.close()));
-    await admin.end();
-  });
+  const { sessionUrl, open, closedAfterAll, admin, adminReady } = sessionModeFixture(url);
 
   test('a holder process killed with SIGKILL frees its lock at once (TTL 30 s): a waiter holds it within a second', async () => {
     const key = newKey();
-    const sessionUrl = new URL(url);
-    sessionUrl.searchParams.set('mode', 'session');
-    const holder = await holdInChild(sessionUrl.href, key);
+    const holder = await holdInChild(sessionUrl, key);
     try {
       const waiter = open();
       const waiting = waiter.acquire(key, { waitMs: 20_000 });
@@ -110,8 +97,7 @@ describe.skipIf(!postgres.url)(`postgres session mode (${postgres.label})`, { ti
       expect(lock).not.toBeNull();
       await lock!.release();
 
-      const lease = createPostgresProvider({ url: pooled.href });
-      providers.push(lease);
+      const lease = closedAfterAll(createPostgresProvider({ url: pooled.href }));
       const leased = await within(lease.tryAcquire(key), 5000, 'lease mode through the pooler');
       expect(leased).not.toBeNull();
       expect(await lease.tryAcquire(key)).toBeNull();

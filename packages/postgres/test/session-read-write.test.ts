@@ -3,57 +3,27 @@
 // connection of its own, and the fence row records the grants; a record counts only while its
 // server process holds the lock (session-records.ts), and a plain lock and a read-write lock of one
 // key are told apart from the records, under the fence row's lock (session-grant-statement.ts).
-import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { ErrorCode } from '@holdfast/core';
 import { codeOf, lostWithin, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import pg from 'pg';
-import { afterAll, describe, expect, test } from 'vitest';
-import { createPostgresProvider, type PostgresProviderOptions } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { named } from './activity.js';
 import { holdInChild } from './holder-child.js';
+import { outcome, sessionModeFixture } from './session-fixture.js';
 
 const postgres = await useBackend('postgres');
 const run = `${process.pid}-${Date.now()}`;
 let count = 0;
 const newKey = (): string => `session-rw/${run}/${++count}`;
 
-/** The grant's code when refused by an error, null when busy; a granted lock is released and reported as 'granted'. */
-async function outcome(attempt: Promise<Lock | null>): Promise<string | null> {
-  try {
-    const lock = await attempt;
-    if (lock === null) return null;
-    await lock.release();
-    return 'granted';
-  } catch (error) {
-    return codeOf(error);
-  }
-}
-
 describe.skipIf(!postgres.url)(`postgres session mode, read-write locks (${postgres.label})`, { timeout: 60_000 }, () => {
   const url = postgres.url!;
-  const sessionUrl = new URL(url);
-  sessionUrl.searchParams.set('mode', 'session');
-  const providers: LockProvider[] = [];
-  const open = (options: Omit<PostgresProviderOptions, 'mode'> = { url }): LockProvider => {
-    const provider = createPostgresProvider({ mode: 'session', ...options });
-    providers.push(provider);
-    return provider;
-  };
-  const admin = new pg.Client({ connectionString: url });
-  const adminReady = admin.connect();
-  afterAll(async () => {
-    await Promise.allSettled(providers.map((provider) => provider.close()));
-    await admin.end();
-  });
-  /** Ends the server processes of the connections of `applicationName`, as a crash of their host would. */
-  const endConnectionsOf = async (applicationName: string): Promise<void> => {
-    await adminReady;
-    await admin.query('SELECT pg_terminate_backend(pid, 1000) FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
-  };
+  const { sessionUrl, open, admin, adminReady, endConnectionsOf } = sessionModeFixture(url);
 
   test('a reader process killed with SIGKILL (TTL 30 s) frees the key at once: a waiting writer holds it within a second', async () => {
     const key = newKey();
-    const reader = await holdInChild(sessionUrl.href, key, 'read');
+    const reader = await holdInChild(sessionUrl, key, 'read');
     try {
       const rw = open().readWrite(key);
       const holders = await rw.holders();

@@ -2,48 +2,22 @@
 // of a key is an advisory lock of its own, held by a connection each; the limit is in no lock but in
 // the fence row's records, judged under that row's lock, and a record counts only while its server
 // process holds its slot (session-grant-statement.ts, session-records.ts).
-import { ErrorCode, type Lock, type LockProvider } from '@holdfast/core';
+import { ErrorCode, type Lock } from '@holdfast/core';
 import { codeOf, lostWithin, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
-import pg from 'pg';
-import { afterAll, describe, expect, test } from 'vitest';
-import { createPostgresProvider, type PostgresProviderOptions } from '../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { named } from './activity.js';
 import { holdInChild } from './holder-child.js';
+import { outcome, sessionModeFixture } from './session-fixture.js';
 
 const postgres = await useBackend('postgres');
 const run = `${process.pid}-${Date.now()}`;
 let count = 0;
 const newKey = (): string => `session-sem/${run}/${++count}`;
 
-/** 'granted' (then released), null when busy, or the error's code. */
-async function outcome(attempt: Promise<Lock | null>): Promise<string | null> {
-  try {
-    const lock = await attempt;
-    if (lock === null) return null;
-    await lock.release();
-    return 'granted';
-  } catch (error) {
-    return codeOf(error);
-  }
-}
-
 describe.skipIf(!postgres.url)(`postgres session mode, semaphores (${postgres.label})`, { timeout: 60_000 }, () => {
   const url = postgres.url!;
-  const sessionUrl = new URL(url);
-  sessionUrl.searchParams.set('mode', 'session');
-  const providers: LockProvider[] = [];
-  const open = (options: Omit<PostgresProviderOptions, 'mode'> = { url }): LockProvider => {
-    const provider = createPostgresProvider({ mode: 'session', ...options });
-    providers.push(provider);
-    return provider;
-  };
-  const admin = new pg.Client({ connectionString: url });
-  const adminReady = admin.connect();
-  afterAll(async () => {
-    await Promise.allSettled(providers.map((provider) => provider.close()));
-    await admin.end();
-  });
+  const { sessionUrl, open, endConnectionsOf } = sessionModeFixture(url);
 
   test('a SIGKILLed slot holder (TTL 30 s) frees its slot for a waiter: at once the oldest slot (the one it blocks on), another by its next try', async () => {
     const [parent, waiter] = [open(), open()];
@@ -51,7 +25,7 @@ describe.skipIf(!postgres.url)(`postgres session mode, semaphores (${postgres.la
       const key = newKey();
       let mine: Lock | null = null;
       if (!childIsOldest) mine = await parent.semaphore(key, 2).tryAcquire({ ttlMs: 30_000 });
-      const child = await holdInChild(sessionUrl.href, key, 'semaphore:2');
+      const child = await holdInChild(sessionUrl, key, 'semaphore:2');
       try {
         if (childIsOldest) mine = await parent.semaphore(key, 2).tryAcquire({ ttlMs: 30_000 });
         expect(mine).not.toBeNull();
@@ -78,13 +52,12 @@ describe.skipIf(!postgres.url)(`postgres session mode, semaphores (${postgres.la
   });
 
   test("a dead slot holder's record neither counts toward the limit nor shows among holders", async () => {
-    await adminReady;
     const name = `sem-dead-${run}`;
     const [dying, b] = [open({ url: named(url, name) }), open()];
     const key = newKey();
     const slot = await dying.semaphore(key, 1).tryAcquire({ ttlMs: 30_000 });
     expect(slot).not.toBeNull();
-    await admin.query('SELECT pg_terminate_backend(pid, 1000) FROM pg_stat_activity WHERE application_name = $1', [name]);
+    await endConnectionsOf(name);
     await lostWithin(slot!, 1000, 'the slot holder whose connection ended is told');
     expect(await b.semaphore(key, 1).holders()).toEqual([]);
     const next = await b.semaphore(key, 1).tryAcquire();
