@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { CHANNELS, ErrorCode, type LockEvent, type Semaphore } from '@holdfast/core';
+import { CHANNELS, ErrorCode, type Lock, type LockEvent, type LockProvider, type Semaphore } from '@holdfast/core';
 import { expect, type TestContext, test } from 'vitest';
 import type { ChildSpec } from '../child-provider.js';
 import { childScript } from '../faults/child-script.js';
@@ -66,6 +66,44 @@ function waitStarted(owner: string, key: string): Promise<void> {
     };
     subscribe(CHANNELS.wait, onWait);
   });
+}
+
+/**
+ * Cases 64 and 97, after `held` took the key and a child process (`dead`) began to wait for it: the
+ * next waiter (`wait`, from a provider of this process) waits behind the child, the child is
+ * SIGKILLed and `held` released; the next waiter must be granted within TTL + grace + slack of the
+ * release, with a higher token. Resolves with its lock; the child never outlives the case.
+ */
+async function nextAfterDeadWaiter(
+  c: CaseContext,
+  key: string,
+  ttlMs: number,
+  held: Lock,
+  dead: { child: ChildProcess; line: string },
+  wait: (next: LockProvider, waitMs: number) => Promise<Lock>,
+  says: { readonly next: string; readonly heldUp: string; readonly token: string },
+): Promise<Lock> {
+  const { child, line } = dead;
+  try {
+    expect(line, 'the child did not report waiting').toBe('WAITING');
+    const next = await c.provider();
+    const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
+    const waitMs = bound + c.timing.slackMs * 2;
+    const nextWaits = waitStarted(next.owner, key);
+    const granted = wait(next, waitMs).then((lock) => ({ lock, at: Date.now() }));
+    granted.catch(() => undefined);
+    await c.within(`${says.next} waits`, nextWaits);
+    child.kill('SIGKILL');
+    await c.within('the killed child exits', once(child, 'exit'));
+    const releasedAt = Date.now();
+    await c.within('release answers', held.release());
+    const taken = await c.within(`${says.next} is granted`, granted, waitMs + c.timing.slackMs);
+    expect(taken.at - releasedAt, says.heldUp).toBeLessThan(bound + c.timing.promptWakeMs);
+    expect(taken.lock.token, says.token).toBeGreaterThan(held.token);
+    return taken.lock;
+  } finally {
+    killIfRunning(child);
+  }
 }
 
 export function crashCases(cases: CaseFactory): void {
@@ -141,26 +179,12 @@ export function crashCases(cases: CaseFactory): void {
     const held = await c.within('tryAcquire answers', holding.tryAcquire(key, { ttlMs: 60_000 }));
     expect(held, 'a free key was refused').not.toBeNull();
     // A queued backend gives the child's place to nobody while it lives: it waits ahead of the next waiter.
-    const { child, line } = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits for the lock');
-    try {
-      expect(line, 'the child did not report waiting').toBe('WAITING');
-      const next = await c.provider();
-      const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
-      const waitMs = bound + c.timing.slackMs * 2;
-      const nextWaits = waitStarted(next.owner, key);
-      const granted = next.acquire(key, { waitMs }).then((lock) => ({ lock, at: Date.now() }));
-      granted.catch(() => undefined);
-      await c.within('the next waiter waits', nextWaits);
-      child.kill('SIGKILL');
-      await c.within('the killed child exits', once(child, 'exit'));
-      const releasedAt = Date.now();
-      await c.within('release answers', held!.release());
-      const taken = await c.within('the next waiter is granted', granted, waitMs + c.timing.slackMs);
-      expect(taken.at - releasedAt, 'the killed waiter held up the next one').toBeLessThan(bound + c.timing.promptWakeMs);
-      expect(taken.lock.token, "the next waiter's token is not above the released holder's").toBeGreaterThan(held!.token);
-    } finally {
-      killIfRunning(child);
-    }
+    const dead = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits for the lock');
+    await nextAfterDeadWaiter(c, key, ttlMs, held!, dead, (next, waitMs) => next.acquire(key, { waitMs }), {
+      next: 'the next waiter',
+      heldUp: 'the killed waiter held up the next one',
+      token: "the next waiter's token is not above the released holder's",
+    });
   });
 
   test.concurrent('97. a writer waiting in a process killed with SIGKILL delays the readers behind it by at most TTL (+ backend delay)', async (t) => {
@@ -174,30 +198,13 @@ export function crashCases(cases: CaseFactory): void {
     const held = await c.within('tryWrite answers', readWrite.tryWrite({ ttlMs: 60_000 }));
     expect(held, 'a free key was refused to a writer').not.toBeNull();
     // Where writers are preferred, the child's place keeps every later reader out while the child lives.
-    const { child, line } = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits to write', { mode: 'exclusive' });
-    try {
-      expect(line, 'the child did not report waiting').toBe('WAITING');
-      const reader = await c.provider();
-      const bound = ttlMs + c.timing.graceMs + c.timing.slackMs;
-      const waitMs = bound + c.timing.slackMs * 2;
-      const readerWaits = waitStarted(reader.owner, key);
-      const granted = reader
-        .readWrite(key)
-        .read({ waitMs })
-        .then((lock) => ({ lock, at: Date.now() }));
-      granted.catch(() => undefined);
-      await c.within('the reader waits', readerWaits);
-      child.kill('SIGKILL');
-      await c.within('the killed child exits', once(child, 'exit'));
-      const releasedAt = Date.now();
-      await c.within('release answers', held!.release());
-      const taken = await c.within('the reader is granted', granted, waitMs + c.timing.slackMs);
-      expect(taken.at - releasedAt, 'the killed writer held up the reader behind it').toBeLessThan(bound + c.timing.promptWakeMs);
-      expect(taken.lock.token, "the reader's token is not above the released writer's").toBeGreaterThan(held!.token);
-      await c.within('the reader releases', taken.lock.release());
-    } finally {
-      killIfRunning(child);
-    }
+    const dead = await startChild(c, 'child-waiter.js', key, ttlMs, 'a child process waits to write', { mode: 'exclusive' });
+    const taken = await nextAfterDeadWaiter(c, key, ttlMs, held!, dead, (next, waitMs) => next.readWrite(key).read({ waitMs }), {
+      next: 'the reader',
+      heldUp: 'the killed writer held up the reader behind it',
+      token: "the reader's token is not above the released writer's",
+    });
+    await c.within('the reader releases', taken.release());
   });
 
   test.concurrent('58. a leader whose process is killed with SIGKILL is replaced within TTL (+ backend delay), with a higher token', async (t) => {
