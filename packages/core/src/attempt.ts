@@ -13,6 +13,10 @@ export interface Attempt {
   pendingLoss: { detail: string; cause: unknown } | undefined;
   /** The calls core stopped waiting for: leaving the queue waits until they settled (they may land late). */
   lateCall: Promise<unknown> | undefined;
+  /** Those calls still without an answer: a server that does not answer them will not answer their undo either. */
+  lateCallsOpen: number;
+  /** The undos of those calls' grants (BackgroundWork.undoLateGrant): an acquire that gives up answers after them, within a grace. */
+  lateUndo: Promise<unknown> | undefined;
   /** The last busy answer, handed to the wait that follows it. */
   busy: Busy;
   /** The backend answered "busy" at least once (diagnostics: the busy count). */
@@ -59,6 +63,8 @@ export function newAttempt(
     sentAt: now,
     pendingLoss: undefined,
     lateCall: undefined,
+    lateCallsOpen: 0,
+    lateUndo: undefined,
     busy: NOTHING_YET,
     foundBusy: false,
     request,

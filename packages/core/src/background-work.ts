@@ -20,8 +20,8 @@ export class BackgroundWork {
   ) {}
 
   /** Undoes what `request` may have been granted, once its abandoned call `late` settles either way (a write can land although its reply was lost). */
-  undoLateGrant(request: GrantRequest, late: Promise<unknown>): void {
-    this.track(
+  undoLateGrant(request: GrantRequest, late: Promise<unknown>): Promise<unknown> {
+    return this.track(
       late
         .catch(() => undefined)
         .then(() => this.caller.run('abandon', (call) => this.backend.abandon(request, call)))

@@ -23,11 +23,14 @@ const MAX_WAIT_SLICE_MS = 15_000;
 const WAIT_OVERRUN_MS = 1000;
 const MAX_RETRY_DELAY_MS = 1000;
 /**
- * How long an acquire that ends without a lock waits for its place to leave a queue whose places
- * hold the key by themselves (LockBackend.placesHoldKeys): one round trip normally; a hung server
+ * How long an acquire that ends without a lock waits for what it may still hold to go: the grants
+ * of calls it stopped waiting for (undone once they settle), and its place in a queue whose places
+ * hold the key by themselves (LockBackend.placesHoldKeys). One round trip normally; a hung server
  * must not hold the caller's answer much past its deadline or abort.
  */
-const LEAVE_QUEUE_GRACE_MS = 500;
+const GIVE_UP_GRACE_MS = 500;
+/** Microtask turns an aborted adapter call gets for its rejection to reach core (a few per await level of the adapter). */
+const SETTLE_TICKS = 64;
 
 /**
  * Getting a grant from the backend: one bounded attempt, or attempts and waits until the caller's
@@ -49,6 +52,7 @@ export class GrantTaker {
    */
   async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<BackendGrant | null> {
     attempt.sentAt = Date.now();
+    const ended = (): void => void attempt.lateCallsOpen--;
     const outcome = await this.caller
       .run('acquire', (call) => this.grantOnce(attempt.request, call), {
         key: attempt.request.key,
@@ -58,7 +62,10 @@ export class GrantTaker {
         onAbandoned: (late) => {
           // Several cut attempts may be in flight at once: leaving the queue waits for all of them.
           attempt.lateCall = attempt.lateCall ? Promise.allSettled([attempt.lateCall, late]) : late;
-          this.background.undoLateGrant(attempt.request, late);
+          attempt.lateCallsOpen++;
+          void late.then(ended, ended);
+          const undo = this.background.undoLateGrant(attempt.request, late);
+          attempt.lateUndo = attempt.lateUndo ? Promise.all([attempt.lateUndo, undo]) : undo;
           renewLockId(attempt);
         },
       })
@@ -104,7 +111,10 @@ export class GrantTaker {
     const key = attempt.request.key;
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
-      const grant = await this.attemptGrant(attempt, signal, undefined);
+      const grant = await this.attemptGrant(attempt, signal, undefined).catch(async (error: unknown) => {
+        await this.giveUp(attempt, undefined);
+        throw error;
+      });
       if (grant) return this.unlessAborted(attempt, grant, signal);
       throw new LockTimeoutError(key, waitMs);
     }
@@ -148,22 +158,31 @@ export class GrantTaker {
         if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       }
     } catch (error) {
-      await this.leaveQueue(attempt, place);
+      await this.giveUp(attempt, place);
       throw error;
     }
   }
 
   /**
-   * The acquire ends without a lock: its place leaves the queue. Where a place becomes the holder
-   * by itself once first in line (etcd, ZooKeeper), the caller hears the answer only after the
-   * place went, as etcd's Mutex.Lock and Curator do: otherwise a release just after the answer
-   * could hand the key to a caller that has already given up.
+   * The acquire ends without a lock: its place leaves the queue, and what its abandoned calls were
+   * granted is undone. The caller hears the answer only after both (within GIVE_UP_GRACE_MS), as
+   * etcd's Mutex.Lock and Curator do for their queue nodes: otherwise a grant landing just after the
+   * answer would hold the key for a caller that has already given up (an election that resigned,
+   * a job that moved on), until its lease ran out. A place that does not hold the key by itself
+   * (it only orders waiters) may leave later.
    */
-  private async leaveQueue(attempt: Attempt, place: QueuePlace): Promise<void> {
-    const left = this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
-    if (!this.backend.placesHoldKeys) return;
+  async giveUp(attempt: Attempt, place: QueuePlace | undefined): Promise<void> {
+    const left = place && this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
+    // An adapter ends a call at its abort (LockBackend contract), though its rejection may still be
+    // travelling up the adapter's own awaits: a call open after that is stuck on a server that will
+    // not answer the undo either, which is then not waited for. Microtasks, not a timer: this must
+    // not move an answer due at the deadline (and fake clocks in tests would stall a timer).
+    for (let tick = 0; tick < SETTLE_TICKS && attempt.lateCallsOpen > 0; tick++) await undefined;
+    const undo = attempt.lateCallsOpen === 0 ? attempt.lateUndo : undefined;
+    const pending = [undo, this.backend.placesHoldKeys ? left : undefined].filter((work) => work !== undefined);
+    if (pending.length === 0) return;
     const grace = new AbortController();
-    await Promise.race([left, pause(LEAVE_QUEUE_GRACE_MS, grace.signal)]);
+    await Promise.race([Promise.all(pending), pause(GIVE_UP_GRACE_MS, grace.signal)]);
     grace.abort();
   }
 
@@ -193,7 +212,7 @@ export class GrantTaker {
   }
 
   private async refuse(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place: QueuePlace | undefined): Promise<never> {
-    await Promise.all([place && this.leaveQueue(attempt, place), this.background.releaseQuietly(grant)]);
+    await Promise.all([this.giveUp(attempt, place), this.background.releaseQuietly(grant)]);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 

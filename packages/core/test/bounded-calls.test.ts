@@ -64,6 +64,30 @@ describe('every backend call is bounded', () => {
     await provider.close();
   });
 
+  test('an acquire aborted while its grant lands answers only after that grant was undone', async () => {
+    const { backend, provider } = setup({ callTimeoutMs: 5000 });
+    // The server grants, but the abort cuts the answer off: the adapter ends its call at the abort, as it must.
+    backend.tryGrant = (request, call) =>
+      new Promise((_, reject) => {
+        const landed = (): void => {
+          backend.holders.set(request.key, request.lockId);
+          reject(call.signal.reason);
+        };
+        call.signal.addEventListener('abort', landed, { once: true });
+      });
+    backend.behaviour.release = 'slow';
+    backend.slowMs = 50;
+    for (const how of ['tryAcquire', 'acquire'] as const) {
+      const signal = AbortSignal.timeout(50);
+      const attempt = how === 'tryAcquire' ? provider.tryAcquire('k', { signal }) : provider.acquire('k', { signal });
+      const { outcome, ms } = await timed(attempt);
+      expect(outcome, how).toBeInstanceOf(LockAbortedError);
+      expect(backend.holders.has('k'), `the aborted ${how} answered while the grant it was cut off from still held the key`).toBe(false);
+      expect(ms, `the aborted ${how} waited for its undo past the grace`).toBeLessThan(50 + 500 + SLACK_MS);
+    }
+    await provider.close();
+  });
+
   test('a grant whose reply comes after its lease ran out is never handed out, and is released', async () => {
     const { backend, provider } = setup({ callTimeoutMs: 5000 });
     backend.behaviour.tryGrant = 'hang';
