@@ -18,6 +18,7 @@ export type {
 } from './backend.js';
 export { busy, granted, NOT_HELD, stillHeld } from './backend.js';
 export { DEFAULT_CALL_TIMEOUT_MS } from './backend-caller.js';
+export { CutConnections, type StillRunning } from './cut-connections.js';
 export type { OptionNames } from './option-names.js';
 export { checkOptionNames } from './option-names.js';
 export type { ProviderOptions } from './provider.js';

@@ -1,4 +1,4 @@
-import { untilAborted } from '@holdfast/core/backend';
+import { CutConnections, untilAborted } from '@holdfast/core/backend';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { SocketSet } from './socket-set.js';
 
@@ -11,6 +11,7 @@ const ignore = (): void => undefined;
  */
 export class SqlRunner {
   private readonly borrowed = new Set<PoolClient>();
+  private readonly cut = new CutConnections();
 
   constructor(
     readonly pool: Pool,
@@ -18,7 +19,25 @@ export class SqlRunner {
     private readonly ownSockets: SocketSet | null,
   ) {}
 
-  async query<Row extends QueryResultRow>(text: string, values: readonly unknown[], signal: AbortSignal): Promise<Row[]> {
+  query<Row extends QueryResultRow>(text: string, values: readonly unknown[], signal: AbortSignal): Promise<Row[]> {
+    return this.run<Row>(text, values, signal, true);
+  }
+
+  /** Resolves once every statement this runner cut off has ended on the server (see CutConnections); an undo of an abandoned write waits for it. */
+  cutStatementsSettled(signal: AbortSignal): Promise<void> {
+    return this.cut.settled(async (pids, bounded) => {
+      // Only reads: one of these cut off need not be waited for.
+      const rows = await this.run<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids], bounded, false);
+      return rows.map((row) => row.pid);
+    }, signal);
+  }
+
+  private async run<Row extends QueryResultRow>(
+    text: string,
+    values: readonly unknown[],
+    signal: AbortSignal,
+    waitForCut: boolean,
+  ): Promise<Row[]> {
     const client = await borrowConnection(this.pool, signal);
     this.borrowed.add(client);
     // A connection that breaks while borrowed (a server crash) reports it on the client too.
@@ -30,7 +49,10 @@ export class SqlRunner {
       return result.rows;
     } catch (error) {
       // Aborted: the answer may never come, so the connection cannot be reused.
-      if (signal.aborted) broken = true;
+      if (signal.aborted) {
+        broken = true;
+        if (waitForCut) this.cut.add((client as unknown as { processID?: number | null }).processID);
+      }
       throw error;
     } finally {
       this.borrowed.delete(client);
