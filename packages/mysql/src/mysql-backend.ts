@@ -92,6 +92,8 @@ export class MysqlBackend implements LockBackend<MysqlWake> {
 
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     const table = isSlotRequest(request) || isModeRequest(request) ? this.slots : this.locks;
+    // The abandoned statement may still be running on its cut connection: undo after it ended.
+    await this.runner.cutStatementsSettled(call.signal);
     await table.release(request.key, request.lockId, call.signal);
   }
 

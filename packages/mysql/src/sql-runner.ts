@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { BackendError } from '@holdfast/core';
-import { untilAborted } from '@holdfast/core/backend';
+import { CutConnections, untilAborted } from '@holdfast/core/backend';
 import type { Pool, PoolConnection, ResultSetHeader } from 'mysql2';
 
 export type Row = Record<string, unknown>;
@@ -19,6 +19,7 @@ const ignore = (): void => undefined;
  */
 export class SqlRunner {
   private readonly borrowed = new Set<PoolConnection>();
+  private readonly cut = new CutConnections();
 
   constructor(
     private readonly pool: Pool,
@@ -26,7 +27,21 @@ export class SqlRunner {
     private readonly ownSockets: Set<Socket> | null,
   ) {}
 
-  async withConnection<T>(signal: AbortSignal, work: (run: Run) => Promise<T>): Promise<T> {
+  withConnection<T>(signal: AbortSignal, work: (run: Run) => Promise<T>): Promise<T> {
+    return this.borrowFor(signal, work, true);
+  }
+
+  /** Resolves once every statement this runner cut off has ended on the server (see CutConnections); an undo of an abandoned write waits for it. */
+  cutStatementsSettled(signal: AbortSignal): Promise<void> {
+    return this.cut.settled(async (ids, bounded) => {
+      // Only reads: one of these cut off need not be waited for.
+      const sql = 'SELECT ID AS id FROM information_schema.PROCESSLIST WHERE ID IN (?)';
+      const rows = await this.borrowFor(bounded, (run) => run<Row[]>(sql, [ids]), false);
+      return rows.map((row) => Number(row.id));
+    }, signal);
+  }
+
+  private async borrowFor<T>(signal: AbortSignal, work: (run: Run) => Promise<T>, waitForCut: boolean): Promise<T> {
     signal.throwIfAborted();
     const connecting = borrow(this.pool);
     const connection = await untilAborted(connecting, signal).catch((error: unknown) => {
@@ -41,6 +56,7 @@ export class SqlRunner {
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => {
         broken = true;
+        if (waitForCut) this.cut.add(connection.threadId);
         reject(signal.reason);
       };
     });

@@ -41,6 +41,8 @@ interface Pipe {
   readonly upstream: Socket;
   toUpstream: Promise<void>;
   toClient: Promise<void>;
+  /** Resolves once the server closed its side. */
+  readonly upstreamClosed: Promise<void>;
 }
 
 /**
@@ -88,6 +90,15 @@ export class FaultProxy {
   /** Connections currently open on the client side (forwarded or silent). */
   get openConnections(): number {
     return this.pipes.size + this.silent.size;
+  }
+
+  /**
+   * Resolves once the server has closed its side of accepted connection `id` (HeldChunk.connection),
+   * at once if it is closed already: the server then has run everything that reached it on it.
+   */
+  upstreamClosed(id: number): Promise<void> {
+    for (const pipe of this.pipes) if (pipe.id === id) return pipe.upstreamClosed;
+    return Promise.resolve();
   }
 
   /**
@@ -187,7 +198,8 @@ export class FaultProxy {
     client.setNoDelay(true);
     const upstream = createConnection({ host: this.upstream.host, port: this.upstream.port, allowHalfOpen: true });
     upstream.setNoDelay(true);
-    const pipe: Pipe = { id: this.accepted, client, upstream, toUpstream: Promise.resolve(), toClient: Promise.resolve() };
+    const upstreamClosed = new Promise<void>((resolve) => upstream.once('close', () => resolve()));
+    const pipe: Pipe = { id: this.accepted, client, upstream, toUpstream: Promise.resolve(), toClient: Promise.resolve(), upstreamClosed };
     this.pipes.add(pipe);
     const drop = (): void => {
       client.destroy();
