@@ -112,7 +112,7 @@ export class GrantTaker {
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
       const grant = await this.attemptGrant(attempt, signal, undefined).catch(async (error: unknown) => {
-        await this.giveUp(attempt, undefined);
+        await this.giveUp(attempt, undefined, signal.aborted);
         throw error;
       });
       if (grant) return this.unlessAborted(attempt, grant, signal);
@@ -158,27 +158,29 @@ export class GrantTaker {
         if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       }
     } catch (error) {
-      await this.giveUp(attempt, place);
+      await this.giveUp(attempt, place, signal.aborted);
       throw error;
     }
   }
 
   /**
    * The acquire ends without a lock: its place leaves the queue, and what its abandoned calls were
-   * granted is undone. The caller hears the answer only after both (within GIVE_UP_GRACE_MS), as
-   * etcd's Mutex.Lock and Curator do for their queue nodes: otherwise a grant landing just after the
-   * answer would hold the key for a caller that has already given up (an election that resigned,
-   * a job that moved on), until its lease ran out. A place that does not hold the key by itself
-   * (it only orders waiters) may leave later.
+   * granted is undone. The caller hears the answer only after its place went where places hold the
+   * key by themselves, as etcd's Mutex.Lock and Curator do for their queue nodes; and, when its
+   * signal gave it up, after the undo of what its abandoned calls were granted: otherwise a grant
+   * landing just after the answer would hold the key for a caller that has moved on (an election
+   * that resigned, a cancelled job) until its lease ran out. Both within GIVE_UP_GRACE_MS. An
+   * acquire that ran out of time (its wait, a call's timeout) is not held past it for an undo: that
+   * goes on in the background, like a place that only orders waiters.
    */
-  async giveUp(attempt: Attempt, place: QueuePlace | undefined): Promise<void> {
+  async giveUp(attempt: Attempt, place: QueuePlace | undefined, aborted: boolean): Promise<void> {
     const left = place && this.background.leaveQueue(attempt.request.key, place, attempt.lateCall);
     // An adapter ends a call at its abort (LockBackend contract), though its rejection may still be
     // travelling up the adapter's own awaits: a call open after that is stuck on a server that will
-    // not answer the undo either, which is then not waited for. Microtasks, not a timer: this must
-    // not move an answer due at the deadline (and fake clocks in tests would stall a timer).
-    for (let tick = 0; tick < SETTLE_TICKS && attempt.lateCallsOpen > 0; tick++) await undefined;
-    const undo = attempt.lateCallsOpen === 0 ? attempt.lateUndo : undefined;
+    // not answer the undo either, which is then not waited for. Microtasks, not a timer: a timer
+    // would stall under the fake clocks of core's tests.
+    if (aborted) for (let tick = 0; tick < SETTLE_TICKS && attempt.lateCallsOpen > 0; tick++) await undefined;
+    const undo = aborted && attempt.lateCallsOpen === 0 ? attempt.lateUndo : undefined;
     const pending = [undo, this.backend.placesHoldKeys ? left : undefined].filter((work) => work !== undefined);
     if (pending.length === 0) return;
     const grace = new AbortController();
@@ -212,7 +214,7 @@ export class GrantTaker {
   }
 
   private async refuse(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place: QueuePlace | undefined): Promise<never> {
-    await Promise.all([this.giveUp(attempt, place), this.background.releaseQuietly(grant)]);
+    await Promise.all([this.giveUp(attempt, place, true), this.background.releaseQuietly(grant)]);
     throw new LockAbortedError(attempt.request.key, signal.reason);
   }
 

@@ -41,7 +41,7 @@ export class LockTaker {
     try {
       grant = await this.context.grants.attemptGrant(attempt, validated.signal, undefined);
     } catch (error) {
-      await this.context.grants.giveUp(attempt, undefined);
+      await this.context.grants.giveUp(attempt, undefined, validated.signal?.aborted === true);
       const failure = validated.signal?.aborted ? new LockAbortedError(key, validated.signal.reason) : error;
       this.ended(attempt, failure);
       throw failure;
