@@ -1,5 +1,6 @@
 import type { Capabilities } from '@holdfast/core';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { abandonedGrantCases } from './abandoned-grant.js';
 import { crashCases } from './crash.js';
 import { electionCases } from './election.js';
 import { electionFaultCases } from './election-faults.js';
@@ -107,6 +108,7 @@ export function defineConformanceSuite(target: ConformanceTarget, options: Suite
     describe.concurrent('crash', () => crashCases(cases));
     describe.concurrent('faults', () => {
       faultCases(cases);
+      abandonedGrantCases(cases);
       electionFaultCases(cases);
     });
     describe('lifecycle and bad input', () => lifecycleCases(cases));
