@@ -1,7 +1,7 @@
 import type { Lock, LockProvider } from '@holdfast/core';
 import { codeOf } from '@holdfast/test-harness/helpers';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { createPostgresProvider, type PostgresProviderOptions } from '../src/index.js';
 
 /**
@@ -21,7 +21,13 @@ export function sessionModeFixture(url: string) {
   const open = (options: Omit<PostgresProviderOptions, 'mode'> = { url }): LockProvider =>
     closedAfterAll(createPostgresProvider({ mode: 'session', ...options }));
   const admin = new pg.Client({ connectionString: url });
-  const adminReady = admin.connect();
+  // Connected by beforeAll, not here: a file whose tests are all filtered out runs no afterAll to end it.
+  let connected!: () => void;
+  const adminReady = new Promise<void>((resolve) => (connected = resolve));
+  beforeAll(async () => {
+    await admin.connect();
+    connected();
+  });
   afterAll(async () => {
     await Promise.allSettled(providers.map((provider) => provider.close()));
     await admin.end();
