@@ -21,7 +21,10 @@ export class CutConnections {
 
   /** A connection cut while a statement ran; `id` is its server-side id (ignored when unknown). */
   add(id: number | null | undefined): void {
-    if (typeof id === 'number') this.cutAt.set(id, Date.now());
+    if (typeof id !== 'number') return;
+    // Pruned here too: an adapter may cut connections without ever asking for settled().
+    if (this.cutAt.size > 0) this.forgetOld(new Set(this.cutAt.keys()));
+    this.cutAt.set(id, Date.now());
   }
 
   /** Resolves once the server side of every connection cut so far has ended (or was forgotten); bounded by `signal`. */
