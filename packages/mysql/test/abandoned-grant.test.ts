@@ -5,7 +5,7 @@
 // lease. Here the take is held back in a proxy until well after the acquire was aborted.
 import { ErrorCode, type LockProvider } from '@holdfast/core';
 import { addressOf, FaultProxy, urlAt } from '@holdfast/test-harness/faults';
-import { rejection, within } from '@holdfast/test-harness/helpers';
+import { codeOf, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createMysqlProvider } from '../src/index.js';
@@ -39,23 +39,18 @@ describe.skipIf(!server.url)(`mysql: an abandoned take statement (${server.label
     expect(held.preview, 'the held statement is the take').toMatch(/INSERT INTO `holdfast_locks`/);
     controller.abort(new Error('the caller moved on'));
     const error = await within(gaveUp, 3000, 'the aborted acquire answers');
-    expect((error as { code?: unknown }).code, 'the aborted acquire did not fail with LockAbortedError').toBe(ErrorCode.Aborted);
+    expect(codeOf(error), 'the aborted acquire did not fail with LockAbortedError').toBe(ErrorCode.Aborted);
 
     // The take reaches the server once the hold ends; the server closes that connection after running it.
     await within(proxy.upstreamClosed(held.connection), STALL_MS + 3000, 'the server ran the held take and closed its connection');
-    const freed = await freeWithin(direct, key, 3000);
-    expect(freed, `the take of the aborted acquire landed after its undo and holds the key for its ${LONG_TTL_MS} ms lease`).toBe(true);
+    await until(
+      async () => (await direct.inspect(key)) === null,
+      3000,
+      `the key is free: the take of the aborted acquire landed after its undo and holds the key for its ${LONG_TTL_MS} ms lease`,
+      { everyMs: 50 },
+    );
     const next = await direct.tryAcquire(key);
     expect(next, 'the key is not free for the next caller').not.toBeNull();
     await next!.release();
   });
 });
-
-async function freeWithin(locks: LockProvider, key: string, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if ((await locks.inspect(key)) === null) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -4,7 +4,7 @@
 // caller who is gone, for a whole lease. Here the grant is made to wait on the key's fence row, held
 // by a transaction of the test's own, until after the acquire was aborted and its undo was sent.
 import { ErrorCode, type LockProvider } from '@holdfast/core';
-import { rejection, within } from '@holdfast/test-harness/helpers';
+import { codeOf, rejection, until, within } from '@holdfast/test-harness/helpers';
 import { useBackend } from '@holdfast/test-harness/servers/vitest';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -53,11 +53,11 @@ describe.skipIf(!server.url)(`postgres: an abandoned grant statement (${server.l
         ? locks.tryAcquire(key, { ttlMs: LONG_TTL_MS, signal: controller.signal })
         : locks.acquire(key, { ttlMs: LONG_TTL_MS, waitMs: 10_000, signal: controller.signal });
     const gaveUp = rejection(attempt);
-    await within(waitingOnTheRowLock(observer, TABLE), 5000, 'the grant statement waits on the fence row');
+    await until(() => waitingOnTheRowLock(observer, TABLE), 5000, 'the grant statement waits on the fence row');
     const committed = commit === 'at the abort' ? blocker.query('COMMIT') : undefined;
     controller.abort(new Error('the caller moved on'));
     const error = await within(gaveUp, 3000, `the aborted ${how} answers`);
-    expect((error as { code?: unknown }).code, `the aborted ${how} did not fail with LockAbortedError`).toBe(ErrorCode.Aborted);
+    expect(codeOf(error), `the aborted ${how} did not fail with LockAbortedError`).toBe(ErrorCode.Aborted);
     if (committed) {
       await committed;
       expect(await locks.inspect(key), `the aborted ${how} answered before the grant it was cut off from was undone`).toBeNull();
@@ -65,31 +65,23 @@ describe.skipIf(!server.url)(`postgres: an abandoned grant statement (${server.l
 
     // The held-up grant goes on now at the latest: it commits after the abort and after any undo sent at it.
     if (!committed) await blocker.query('COMMIT');
-    const freed = await freeWithin(locks, key, 3000);
-    expect(freed, `the grant of the aborted ${how} committed after its undo and holds the key for its ${LONG_TTL_MS} ms lease`).toBe(true);
+    await until(
+      async () => (await locks.inspect(key)) === null,
+      3000,
+      `the key is free: the grant of the aborted ${how} committed after its undo and holds the key for its ${LONG_TTL_MS} ms lease`,
+      { everyMs: 50 },
+    );
     const next = await locks.tryAcquire(key);
     expect(next, 'the key is not free for the next caller').not.toBeNull();
     await next!.release();
   }
 });
 
-/** Until a statement on the fence table waits for a lock (the grant, stuck behind the test's row lock). */
-async function waitingOnTheRowLock(observer: pg.Client, table: string): Promise<void> {
-  for (;;) {
-    const { rows } = await observer.query(
-      `SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE $1`,
-      [`%${table}_fences%`],
-    );
-    if (rows.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function freeWithin(locks: LockProvider, key: string, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if ((await locks.inspect(key)) === null) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Whether a statement on the fence table waits for a lock (the grant, stuck behind the test's row lock). */
+async function waitingOnTheRowLock(observer: pg.Client, table: string): Promise<boolean> {
+  const { rows } = await observer.query(
+    `SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE $1`,
+    [`%${table}_fences%`],
+  );
+  return rows.length > 0;
 }

@@ -46,13 +46,7 @@ export function abandonedGrantCases(cases: CaseFactory): void {
     // The late grant has left the proxy: it lands within a round trip, on a connection the adapter
     // cut (the server closes it once it ran what reached it) or one it kept (what follows comes after).
     // Seeing it held, or that connection closed, or neither within slack, all lead to the same check.
-    const landed = (async () => {
-      const until = performance.now() + slack;
-      while (performance.now() < until) {
-        if ((await observer.inspect(key)) !== null) return;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })();
+    const landed = c.until('the late grant is seen held', async () => (await observer.inspect(key)) !== null, slack).catch(() => undefined);
     await within(Promise.race([landed, proxy.upstreamClosed(held.connection)]), slack * 3, 'the late grant lands');
     await c.until(
       `the key is free again after the late grant landed (not held for its ${LATE_GRANT_TTL_MS} ms lease by an acquire that gave up)`,
