@@ -1,7 +1,7 @@
 /**
  * The soak test: `npm run soak -- <backend> [--mode lock|read-write|multi-key --workers N --grants M ...]`.
- * Starts (or finds, see resolveBackend) a server, runs N worker processes that loop acquire (a lock,
- * a read-write grant or several keys) -> fenced writes -> release against a fenced store in this
+ * Starts (or finds, see startSoakServer) a server or a Redis topology, runs N worker processes that
+ * loop acquire (a lock, a read-write grant or several keys) -> fenced writes -> release against a fenced store in this
  * process, stops workers at random for longer than the TTL, and prints the figures as JSON. Exits 1
  * if exclusion or fencing broke, a multi-key wait ran out, or a worker died.
  */
@@ -9,10 +9,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, redactUrl } from '@holdfast/core';
-import { resolveBackend } from '../servers/resolve.js';
 import { FencedStore } from './fenced-store.js';
 import { Pauser } from './pauser.js';
 import { BACKEND_DEFAULTS, parseSoakArgs } from './settings.js';
+import { startSoakServer } from './soak-server.js';
 
 const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -29,8 +29,7 @@ if ('skip' in parsed) {
   process.exit(0);
 }
 const settings = parsed;
-const server = await resolveBackend(settings.backend);
-if (server.url === null) throw new Error(server.skipReason);
+const server = await startSoakServer(settings.backend);
 const url = withOptions(withOptions(server.url, BACKEND_DEFAULTS[settings.backend].urlOptions), settings.urlOptions);
 const store = await FencedStore.start();
 store.stopAt(settings.grants);
@@ -51,6 +50,7 @@ for (let worker = 0; worker < settings.workers; worker++) {
     keys,
     mode: settings.mode,
     ttlMs: settings.ttlMs,
+    holdMs: settings.holdMs,
     waitMs: settings.ttlMs * 3 + settings.pauseMs[1] + 30_000,
   };
   const child = spawn(process.execPath, [WORKER, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -121,6 +121,7 @@ const report = {
   keys: settings.keys,
   ttlMs: settings.ttlMs,
   pauseMs: settings.pauseMs,
+  holdMs: settings.holdMs,
   grantsTarget: settings.grants,
   ...f,
   ...pauser.figures,

@@ -1,8 +1,8 @@
-import type { BackendKind } from '../servers/types.js';
 import { SOAK_MODES, type SoakMode } from './holding.js';
+import { isSoakTarget, type SoakTarget } from './soak-server.js';
 
 export interface SoakSettings {
-  readonly backend: BackendKind;
+  readonly backend: SoakTarget;
   /** What each turn takes: a plain lock, a reader or writer of a read-write lock, or 2-3 keys at once. */
   readonly mode: SoakMode;
   readonly workers: number;
@@ -13,6 +13,12 @@ export interface SoakSettings {
   readonly pauseMs: readonly [number, number];
   /** A new pause starts this often, in ms. */
   readonly pauseEveryMs: number;
+  /**
+   * How long each holding lasts at least, in ms, between its first and second write (0: only the
+   * store's round trips). On a slow backend most of a turn is the wait for the grant, and pauses
+   * land there; a hold of its own puts them inside holds too.
+   */
+  readonly holdMs: number;
   /** Gives up (and reports what it has) after this long. */
   readonly maxSeconds: number;
   /** URL options added to (or replacing) the backend's defaults, such as `mode=session` for PostgreSQL. */
@@ -29,8 +35,14 @@ interface BackendDefaults {
   readonly keys?: number;
 }
 
-export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
-  redis: { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' },
+const REDIS_DEFAULTS: BackendDefaults = { ttlMs: 1000, pauseMs: [1200, 3000], pauseEveryMs: 600, urlOptions: '' };
+
+export const BACKEND_DEFAULTS: Record<SoakTarget, BackendDefaults> = {
+  redis: REDIS_DEFAULTS,
+  // The topologies' workers are paused, not their servers: the same windows as one server.
+  'redis-quorum': REDIS_DEFAULTS,
+  'redis-cluster': REDIS_DEFAULTS,
+  'redis-sentinel': REDIS_DEFAULTS,
   // 10 s is Consul's smallest session TTL; the server frees a lapsed session within 2 x TTL, then lock-delay.
   consul: { ttlMs: 10_000, pauseMs: [12_000, 25_000], pauseEveryMs: 6000, urlOptions: 'lockDelay=1s&prefix=holdfast-soak' },
   // Pauses up to 6.5 s straddle the 5 s after which a grab in progress is judged abandoned.
@@ -52,22 +64,13 @@ export const BACKEND_DEFAULTS: Record<BackendKind, BackendDefaults> = {
 };
 
 const USAGE =
-  'usage: npm run soak -- <redis|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--mode lock|read-write|multi-key] [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--max-seconds S] [--url-options a=b&c=d]';
+  'usage: npm run soak -- <redis|redis-quorum|redis-cluster|redis-sentinel|consul|mongodb|postgres|mysql|etcd|zookeeper|memory> [--mode lock|read-write|multi-key] [--workers N] [--keys K] [--grants M] [--ttl-ms T] [--pause-ms A-B] [--pause-every-ms P] [--hold-ms H] [--max-seconds S] [--url-options a=b&c=d]';
 
 /** Parses the command line; returns a reason to skip for backends that are not cross-process. */
 export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: string } {
   const [backend, ...rest] = argv;
   if (backend === 'memory') return { skip: 'the memory backend is not shared between processes: nothing to soak' };
-  if (
-    backend !== 'redis' &&
-    backend !== 'consul' &&
-    backend !== 'mongodb' &&
-    backend !== 'postgres' &&
-    backend !== 'mysql' &&
-    backend !== 'etcd' &&
-    backend !== 'zookeeper'
-  )
-    throw new Error(USAGE);
+  if (!isSoakTarget(backend)) throw new Error(USAGE);
   const defaults = BACKEND_DEFAULTS[backend];
   const flags = new Map<string, string>();
   for (let i = 0; i < rest.length; i += 2) {
@@ -105,6 +108,7 @@ export function parseSoakArgs(argv: readonly string[]): SoakSettings | { skip: s
     ttlMs: int('ttl-ms', defaults.ttlMs),
     pauseMs,
     pauseEveryMs: int('pause-every-ms', defaults.pauseEveryMs),
+    holdMs: flags.has('hold-ms') ? int('hold-ms', 1) : 0,
     maxSeconds: int('max-seconds', 900),
     urlOptions: flags.get('url-options') ?? '',
   };

@@ -4,6 +4,7 @@
  * The runner stops (SIGSTOP) and resumes it at random. Exits when its stdin closes, so it never
  * outlives the runner.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createLockProvider, ErrorCode } from '@holdfast/core';
 import type { StoreRequest } from './fenced-store.js';
 import { type Holding, type SoakMode, take } from './holding.js';
@@ -16,6 +17,7 @@ interface WorkerSpec {
   keys: string[];
   mode: SoakMode;
   ttlMs: number;
+  holdMs: number;
   waitMs: number;
 }
 
@@ -61,6 +63,7 @@ while (!stop) {
     stop = reply.stop || stop;
   }
   for (let write = 0; write < 2; write++) {
+    if (write === 1 && spec.holdMs > 0 && !signal.aborted) await sleep(spec.holdMs);
     for (const [at, held] of holding.keys.entries()) {
       if (begun[at] && !signal.aborted) stop = (await store.send(request('write', held))).stop || stop;
     }
