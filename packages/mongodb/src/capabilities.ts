@@ -16,8 +16,9 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
     // as the lease ends), and each is up to one poll interval (and the last ping one interval) late.
     expiryGraceMs: settings.lockExpirationMs + 2 * settings.pollIntervalMs + settings.pingIntervalMs,
     renewal: 'backend',
-    noReadWrite:
-      'not on MongoDB yet: on FerretDB, readers on the semaphore holder list saturated its SQLite under nine contenders of one key and were taken out; mongod changes lock documents in place and has no version records (docs/read-write.md)',
+    // Read-write locks (FerretDB): no writerPreferred. Waiters retry when the key watch sees a change
+    // or at a poll, with no line of places, so a steady stream of overlapping readers can keep a
+    // waiting writer out (docs/semantics-mongodb.md).
   });
 }
 
@@ -25,12 +26,16 @@ export function mongoCapabilities(settings: DistLockSettings): Capabilities {
 export const MONGOD_NO_SEMAPHORES =
   'on mongod the adapter changes lock documents in place with findAndModify; slots are built on the version records used on FerretDB (see docs/semaphores.md)';
 
+/** Why a provider connected to mongod (not FerretDB) has no read-write locks. */
+export const MONGOD_NO_READ_WRITE =
+  'on mongod the adapter changes lock documents in place with findAndModify; read-write locks are built on the version records used on FerretDB, as semaphores are (see docs/read-write.md)';
+
 /**
- * The capabilities once the server is known to be mongod: no semaphores. Known only after the first
- * connection (buildInfo, see connection.ts); a provider does not connect when it is created.
+ * The capabilities once the server is known to be mongod: no semaphores, no read-write locks. Known
+ * only after the first connection (buildInfo, see connection.ts); a provider does not connect when it is created.
  */
 export function mongodCapabilities(capabilities: Capabilities): Capabilities {
-  return Object.freeze({ ...capabilities, noSemaphores: MONGOD_NO_SEMAPHORES });
+  return Object.freeze({ ...capabilities, noSemaphores: MONGOD_NO_SEMAPHORES, noReadWrite: MONGOD_NO_READ_WRITE });
 }
 
 /**

@@ -1,9 +1,13 @@
+import type { LockMode } from '@holdfast/core/backend';
 import type { ObjectId } from 'mongodb';
 
 /** MongoDB's lock states (`type_locks`); 1 (LOCK_PREP) is legacy and never written. */
 export const UNLOCKED = 0;
 export const LOCKED = 2;
-/** Holdfast only (FerretDB): the key is a semaphore; its holders are in `holders` (see ferretdb/slot-state.ts). */
+/**
+ * Holdfast only (FerretDB): the key is a holder list, a semaphore or (`limit` -1) a read-write lock;
+ * its holders are in `holders` (see ferretdb/slot-state.ts and ferretdb/key-use.ts).
+ */
 export const SLOTS = 3;
 
 /**
@@ -31,12 +35,12 @@ export interface LockDocument {
   version?: number;
   /** FerretDB only: the id of the commit that wrote this version, unique to it. */
   commit?: ObjectId;
-  /** Semaphore states only (state SLOTS): the key's limit and its holders, oldest first. */
+  /** Holder lists only (state SLOTS): the key's limit (-1: a read-write lock) and its holders, oldest first. */
   limit?: number;
   holders?: SlotHolder[];
 }
 
-/** One holder of a semaphore slot: the fields a lock document has for its one holder. */
+/** One holder of a semaphore slot or a read-write grant: the fields a lock document has for its one holder. */
 export interface SlotHolder {
   ts: ObjectId;
   lockId: string;
@@ -50,6 +54,8 @@ export interface SlotHolder {
   renew: boolean;
   /** Changed by every extend: a sign of life for contenders, as on a lock document. */
   extended?: Date;
+  /** Read-write grants only: a reader ('shared') or the writer ('exclusive'). */
+  mode?: LockMode;
 }
 
 /** A ping document, shaped as MongoDB's `config.lockpings`. */

@@ -91,7 +91,7 @@ async function unlessUnknown(
 /** The command may have taken the lock: queue an unlock of this pass's ts and fail the attempt. */
 function unknownState(parts: PassParts, acquisition: Acquisition, error: unknown): never {
   // Nothing reached the server when no server could be selected: the state is known, unchanged.
-  // Nor when the grab met a semaphore: it wrote nothing.
+  // Nor when the grab met a holder list (a semaphore, a read-write lock): it wrote nothing.
   if (!(error instanceof MongoServerSelectionError) && !(error instanceof KeyHasSlots)) parts.unlockSoon(acquisition.key, acquisition.ts);
   throw error;
 }

@@ -6,8 +6,10 @@ import {
   type GrantOutcome,
   type GrantRequest,
   granted,
+  isModeRequest,
   isSlotRequest,
   type LockBackend,
+  type ModeRequest,
   type SlotRequest,
   type WaitOptions,
 } from '@holdfast/core/backend';
@@ -16,7 +18,7 @@ import { allowManyListeners, bounded } from './bounded.js';
 import { mongoCapabilities, mongodCapabilities } from './capabilities.js';
 import { type Connected, connect } from './connection.js';
 import { LOCKED } from './documents.js';
-import { type ChainTiming, KeyHasSlots, Semaphores } from './ferretdb/index.js';
+import { type ChainTiming, HolderLists, KeyHasSlots, readWriteUse, semaphoreUse } from './ferretdb/index.js';
 import { acquisitionFor, grantPass, type MongoWake, type PassOutcome } from './grant-pass.js';
 import { LiveGrants } from './live-grants.js';
 import type { Acquisition } from './lock-catalog.js';
@@ -54,23 +56,26 @@ export class MongoBackend implements LockBackend<MongoWake> {
   /** Set once connect() has finished. */
   private ready: Connected | undefined;
   private closed = false;
-  /** FerretDB only; on mongod each call fails with the UnsupportedError of `capabilities.noSemaphores`. */
-  private readonly semaphores: Semaphores;
+  /**
+   * Semaphores and read-write locks, FerretDB only; on mongod each call fails with the
+   * UnsupportedError of `capabilities.noSemaphores` or `capabilities.noReadWrite`.
+   */
+  private readonly holderLists: HolderLists;
 
   constructor(private readonly options: MongoBackendOptions) {
     this.anyServer = mongoCapabilities(options.settings);
     this.onMongod = mongodCapabilities(this.anyServer);
-    this.semaphores = new Semaphores(options.readServerInfo ?? readServerStatus, (key, ts) => this.unlockSoon(key, ts));
+    this.holderLists = new HolderLists(options.readServerInfo ?? readServerStatus, (key, ts) => this.unlockSoon(key, ts));
   }
 
   /**
-   * On mongod, `noSemaphores` from the moment the first connection found it (buildInfo), so that a
-   * semaphore is refused before anything is sent from then on. Before that nothing can tell: the
-   * provider does not connect when it is created, and a semaphore call on mongod fails with the same
-   * UnsupportedError when it connects.
+   * On mongod, `noSemaphores` and `noReadWrite` from the moment the first connection found it
+   * (buildInfo), so that a semaphore or a read-write lock is refused before anything is sent from
+   * then on. Before that nothing can tell: the provider does not connect when it is created, and a
+   * call of either on mongod fails with the same UnsupportedError when it connects.
    */
   get capabilities(): Capabilities {
-    return this.ready && !Semaphores.supportedBy(this.ready.catalog) ? this.onMongod : this.anyServer;
+    return this.ready && !HolderLists.supportedBy(this.ready.catalog) ? this.onMongod : this.anyServer;
   }
 
   /** MongoDB's distlock process id of this instance: `<host>:<port>:<epoch seconds>:<random>`. */
@@ -94,7 +99,7 @@ export class MongoBackend implements LockBackend<MongoWake> {
         return await grantPass({ ...parts, unlockSoon: (key, ts) => this.unlockSoon(key, ts) }, acquisition, call);
       } catch (error) {
         if (!(error instanceof KeyHasSlots)) throw error;
-        return { busy: await this.semaphores.expireOrConflict(error.state, parts, call) };
+        return { busy: await this.holderLists.expireOrConflict(error.state, parts, call) };
       }
     });
   }
@@ -105,16 +110,31 @@ export class MongoBackend implements LockBackend<MongoWake> {
    */
   async tryGrantSlot(request: SlotRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {
     const parts = await bounded(call, this.connected());
-    return this.pass(request, parts, call, this.semaphores.passFor(parts, request.limit, call));
+    return this.pass(request, parts, call, this.holderLists.passFor(parts, semaphoreUse(request.limit), call));
   }
 
   async slotHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
     const parts = await bounded(call, this.connected());
     // Reads only, each with the call's signal: core stops waiting at the bound, nothing to add here.
-    return this.semaphores.holders(parts, key, call);
+    return this.holderLists.slotHolders(parts, key, call);
   }
 
-  /** A grant pass (a lock's or a slot's) and what follows it: the late-reply checks, then a live grant. */
+  /**
+   * One attempt at a read-write grant (FerretDB): the key's holder list with a mode per holder, taken
+   * like a slot (ferretdb/key-use.ts); its grants are extended, checked and freed as slots are.
+   */
+  async tryGrantMode(request: ModeRequest, call: CallContext): Promise<GrantOutcome<MongoWake>> {
+    const parts = await bounded(call, this.connected());
+    return this.pass(request, parts, call, this.holderLists.passFor(parts, readWriteUse(request.mode), call));
+  }
+
+  async modeHolders(key: string, call: CallContext): Promise<readonly LockInfo[]> {
+    const parts = await bounded(call, this.connected());
+    // Reads only, each with the call's signal, as slotHolders.
+    return this.holderLists.modeHolders(parts, key, call);
+  }
+
+  /** A grant pass (a lock's, a slot's or a read-write grant's) and what follows it: the late-reply checks, then a live grant. */
   private async pass(
     request: GrantRequest,
     parts: Connected,
@@ -153,10 +173,10 @@ export class MongoBackend implements LockBackend<MongoWake> {
     await wakeUps.wait(key, wake, options);
   }
 
-  /** Frees the key if the lock document (or a slot) still carries this request's lockId (its grant landed unseen). */
+  /** Frees the key if the lock document (or a slot, or a read-write grant) still carries this request's lockId (its grant landed unseen). */
   async abandon(request: GrantRequest, call: CallContext): Promise<void> {
     const parts = await bounded(call, this.connected());
-    if (isSlotRequest(request)) return bounded(call, this.semaphores.abandon(parts, request.key, request.lockId, call));
+    if (isSlotRequest(request) || isModeRequest(request)) return bounded(call, this.holderLists.abandon(parts, request, call));
     const { catalog } = parts;
     const current = await bounded(call, catalog.getLockByName(request.key, call));
     if (current?.state !== LOCKED || current.lockId !== request.lockId) return;

@@ -15,10 +15,10 @@ export interface GrantHost {
 }
 
 /**
- * One acquisition, of a lock or of a semaphore slot: its session id (ts) and the document its grab
- * returned (on FerretDB, its version says where to look for changes; for a slot, the semaphore state
- * its take committed). Every command it sends is filtered by that ts, so it only ever
- * extends, checks or frees this acquisition, never a later holder's.
+ * One acquisition, of a lock, a semaphore slot or a read-write grant: its session id (ts) and the
+ * document its grab returned (on FerretDB, its version says where to look for changes; for a slot
+ * or a read-write grant, the holder-list state its take committed). Every command it sends is
+ * filtered by that ts, so it only ever extends, checks or frees this acquisition, never a later holder's.
  */
 export class MongoGrant implements BackendGrant, HeldAcquisition {
   readonly key: string;

@@ -4,6 +4,7 @@ import type { Bound } from '../bounded.js';
 import type { LockDocument, SlotHolder } from '../documents.js';
 import type { Acquisition } from '../lock-catalog.js';
 import type { ServerInfoReader } from '../server-info.js';
+import type { KeyUse } from './key-use.js';
 import type { LockFields } from './records.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
 import type { ChainRead, VersionChain } from './version-chain.js';
@@ -15,8 +16,9 @@ const CHANGE_ATTEMPTS = 16;
 export type Committed = LockDocument & { readStartedAt: number };
 
 /**
- * Semaphores on FerretDB, on the key's version chain (version-chain.ts), the same records as its
- * plain lock states: a semaphore state is one version holding the limit and every holder. Every
+ * Holder lists on FerretDB (semaphores and read-write locks: key-use.ts), on the key's version chain
+ * (version-chain.ts), the same records as its plain lock states: a holder-list state is one version
+ * holding the limit and every holder (with its mode, for a read-write lock). Every
  * change (take, release, extend, expire-out, forced release) is the unique insert of the next
  * version computed from the latest, so the holder set changes in one line of versions, each a
  * whole, checked successor of the one before: two takes based on the same version cannot both
@@ -37,20 +39,20 @@ export class SlotCatalog {
     return this.chain.head(key, bound);
   }
 
-  /** Commits `holders` plus this acquisition as the key's next state; null when another writer moved it first. */
-  take(acquisition: Acquisition, read: ChainRead, limit: number, holders: SlotHolder[], bound: Bound): Promise<Committed | null> {
+  /** Commits `holders` plus this acquisition as the key's next state, of `use`; null when another writer moved it first. */
+  take(acquisition: Acquisition, read: ChainRead, use: KeyUse, holders: SlotHolder[], bound: Bound): Promise<Committed | null> {
     const fence = Number(read.current?.fence ?? 0) + 1;
-    const mine = holderFor(acquisition, this.processId, fence);
-    return this.chain.commit(acquisition.key, read, slotStateFields(limit, [...holders, mine], fence), bound);
+    const mine = holderFor(acquisition, this.processId, fence, use.mode);
+    return this.chain.commit(acquisition.key, read, slotStateFields(use.limit, [...holders, mine], fence), bound);
   }
 
-  /** Frees the slot `ts` holds; false when it holds none. `first` is a read already made. */
+  /** Frees the slot (or read-write grant) `ts` holds; false when it holds none. `first` is a read already made. */
   async release(held: { key: string; ts: ObjectId }, bound: Bound, first?: ChainRead): Promise<boolean> {
     const done = await this.rewrite(held.key, bound, first, (state) => without(state, (holder) => holder.ts.equals(held.ts)));
     return done !== null;
   }
 
-  /** Frees whatever slot the attempt `lockId` may hold although its reply was lost. */
+  /** Frees whatever slot (or read-write grant) the attempt `lockId` may hold although its reply was lost. */
   async abandon(key: string, lockId: string, bound: Bound): Promise<void> {
     await this.rewrite(key, bound, undefined, (state) => without(state, (holder) => holder.lockId === lockId));
   }
@@ -85,7 +87,7 @@ export class SlotCatalog {
     });
   }
 
-  /** Administrative: frees every slot; true if there were holders. The limit and the fence stay. */
+  /** Administrative: frees every slot (or read-write grant); true if there were holders. The limit and the fence stay. */
   async clear(key: string, bound: Bound, first?: ChainRead): Promise<boolean> {
     return (
       (await this.rewrite(key, bound, first, (state) =>
@@ -95,8 +97,8 @@ export class SlotCatalog {
   }
 
   /**
-   * Reads the key (or uses `first`), asks `edit` for the next state of a semaphore key (null: nothing
-   * to change, also when the key is no semaphore) and commits it; a lost race reads again.
+   * Reads the key (or uses `first`), asks `edit` for the next state of a holder-list key (null: nothing
+   * to change, also when the key is no holder list) and commits it; a lost race reads again.
    */
   private async rewrite(
     key: string,
@@ -113,7 +115,7 @@ export class SlotCatalog {
       if (committed) return committed;
       read = undefined;
     }
-    throw new BackendError('mongodb', `the semaphore "${key}" changed ${CHANGE_ATTEMPTS} times while it was being changed`);
+    throw new BackendError('mongodb', `the holder list of "${key}" changed ${CHANGE_ATTEMPTS} times while it was being changed`);
   }
 }
 

@@ -4,8 +4,9 @@ import type { Db } from 'mongodb';
 import type { SlotHolder } from '../documents.js';
 import type { PingStore } from '../ping-store.js';
 import type { ServerInfoReader } from '../server-info.js';
+import { isReadWriteState } from './key-use.js';
 import type { SlotCatalog } from './slot-catalog.js';
-import { isSlotState } from './slot-state.js';
+import { isSlotState, type SlotState } from './slot-state.js';
 
 export interface SlotHolderParts {
   readonly db: Db;
@@ -14,21 +15,47 @@ export interface SlotHolderParts {
   readonly readServerInfo: ServerInfoReader;
 }
 
+/** Which holder lists a listing reads, and what each holder's LockInfo adds in `details`. */
+interface HolderListing {
+  shows(state: SlotState): boolean;
+  detailsOf(state: SlotState, holder: SlotHolder): Record<string, unknown>;
+}
+
+const SEMAPHORES: HolderListing = {
+  shows: (state) => !isReadWriteState(state),
+  detailsOf: (state) => ({ limit: state.limit }),
+};
+
+const READ_WRITE_LOCKS: HolderListing = {
+  shows: isReadWriteState,
+  detailsOf: (_state, holder) => ({ mode: holder.mode }),
+};
+
+/** The holders of a semaphore's slots, oldest grant first, judged as holderInfos() says. */
+export function slotHolderInfos(parts: SlotHolderParts, key: string, call: CallContext): Promise<LockInfo[]> {
+  return holderInfos(parts, key, SEMAPHORES, call);
+}
+
+/** The holders of a read-write lock, oldest grant first, judged as holderInfos() says, each with its `mode`. */
+export function modeHolderInfos(parts: SlotHolderParts, key: string, call: CallContext): Promise<LockInfo[]> {
+  return holderInfos(parts, key, READ_WRITE_LOCKS, call);
+}
+
 /**
- * The holders of a semaphore's slots, oldest grant first, each judged on the server's clock as
+ * The holders of the key's holder list when `listing` shows it, each judged on the server's clock as
  * inspect() judges a lock holder (../inspection.ts): renewed by pings, held while its process's last
  * ping is younger than its lease; otherwise until its lease after its take or last extend.
  */
-export async function slotHolderInfos(parts: SlotHolderParts, key: string, call: CallContext): Promise<LockInfo[]> {
+async function holderInfos(parts: SlotHolderParts, key: string, listing: HolderListing, call: CallContext): Promise<LockInfo[]> {
   const { current } = await parts.slots.head(key, call);
-  if (!isSlotState(current) || current.holders.length === 0) return [];
+  if (!isSlotState(current) || !listing.shows(current) || current.holders.length === 0) return [];
   const processes = [...new Set(current.holders.map((holder) => holder.process))];
   const [pings, server] = await Promise.all([parts.pings.getPings(processes, call), parts.readServerInfo(parts.db, call.signal)]);
   const now = server.serverTime.getTime();
   return current.holders
     .filter((holder) => now < endOf(holder, pings.get(holder.process)))
     .sort((a, b) => a.fence - b.fence)
-    .map((holder) => holderInfo(key, current.limit, holder, pings.get(holder.process) ?? null));
+    .map((holder) => holderInfo(key, holder, listing.detailsOf(current, holder), pings.get(holder.process) ?? null));
 }
 
 function endOf(holder: SlotHolder, lastPing: Date | undefined): number {
@@ -36,7 +63,7 @@ function endOf(holder: SlotHolder, lastPing: Date | undefined): number {
   return (lastPing?.getTime() ?? -Infinity) + holder.lease;
 }
 
-function holderInfo(key: string, limit: number, holder: SlotHolder, lastPing: Date | null): LockInfo {
+function holderInfo(key: string, holder: SlotHolder, details: Record<string, unknown>, lastPing: Date | null): LockInfo {
   const owner = holder.who.startsWith(`${holder.process}:`) ? holder.who.slice(holder.process.length + 1) : holder.who;
   return {
     key,
@@ -46,7 +73,7 @@ function holderInfo(key: string, limit: number, holder: SlotHolder, lastPing: Da
     expiresAt: holder.renew ? null : new Date((holder.extended ?? holder.when).getTime() + holder.lease),
     token: BigInt(holder.fence),
     details: {
-      limit,
+      ...details,
       process: holder.process,
       who: holder.who,
       ts: holder.ts.toHexString(),

@@ -2,7 +2,10 @@ import type { CallContext } from '@holdfast/core/backend';
 import { LOCKED, type SlotHolder } from '../documents.js';
 import type { ExpiryCheck } from '../expiry-check.js';
 
-/** Which holders of a semaphore may still hold their slots, and when another look could free one. */
+/**
+ * Which holders of a holder list (a semaphore's slots, a read-write lock's grants) may still hold,
+ * and when another look could free one.
+ */
 export interface SlotVerdict {
   readonly live: SlotHolder[];
   readonly expired: SlotHolder[];
@@ -11,7 +14,7 @@ export interface SlotVerdict {
 }
 
 /**
- * MongoDB's expiry rule applied to each holder of a semaphore as to a lock holder (../expiry.ts): a
+ * MongoDB's expiry rule applied to each holder of a holder list as to a lock holder (../expiry.ts): a
  * holder is expired only when two observations a lease apart on the server's clock find its
  * process's ping (or, unrenewed, its last extend) and its ts unchanged. Each holder is observed
  * under a name of its own; names of holders that left are forgotten at the key's next judgement.

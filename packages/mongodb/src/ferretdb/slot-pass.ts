@@ -5,6 +5,7 @@ import { LOCKED, type SlotHolder } from '../documents.js';
 import type { ExpiryCheck } from '../expiry-check.js';
 import type { PassOutcome } from '../grant-pass.js';
 import type { Acquisition } from '../lock-catalog.js';
+import { inUseAs, type KeyUse } from './key-use.js';
 import type { SlotCatalog } from './slot-catalog.js';
 import type { SlotJudge } from './slot-judge.js';
 import { isSlotState } from './slot-state.js';
@@ -21,13 +22,15 @@ export interface SlotPassParts {
 }
 
 /**
- * One attempt at a slot: read the key's latest state; a plain lock still held is a conflict; a
- * semaphore with another limit and a live holder is a conflict; when all slots are taken, judge
- * the holders (../expiry.ts) and count only the live ones; if a slot is free, commit the next state
- * with this acquisition added (and the expired holders dropped). The pass settles only once no
- * write of it can still land.
+ * One attempt at a grant on the key's holder list, of `use` (key-use.ts: a semaphore's slot or a
+ * read-write lock's grant): read the key's latest state; a plain lock still held is a conflict; a
+ * holder list of another use (another limit) with a live holder is a conflict; when this grant does
+ * not fit beside the holders, judge them (../expiry.ts) and count only the live ones; if it fits,
+ * commit the next state with this acquisition added (and the expired holders dropped). The commit
+ * is the insert of the version after the one read, so two grants that both saw room cannot both
+ * land (version-chain.ts). The pass settles only once no write of it can still land.
  */
-export async function slotPass(parts: SlotPassParts, acquisition: Acquisition, limit: number, call: CallContext): Promise<PassOutcome> {
+export async function slotPass(parts: SlotPassParts, acquisition: Acquisition, use: KeyUse, call: CallContext): Promise<PassOutcome> {
   const { key } = acquisition;
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
     const read = await parts.slots.head(key, call);
@@ -36,18 +39,18 @@ export async function slotPass(parts: SlotPassParts, acquisition: Acquisition, l
     let judgeableAt: number | undefined;
     if (current?.state === LOCKED) {
       const verdict = await parts.expiry.observe(current, call);
-      if (!verdict.expired) throw new LockConflictError(key, 'it is held as a plain lock, not a semaphore');
+      if (!verdict.expired) throw new LockConflictError(key, `it is held as a plain lock, not as ${inUseAs(use.limit)}`);
     } else if (isSlotState(current)) {
       holders = current.holders;
-      if (current.limit !== limit || holders.length >= limit) {
+      if (current.limit !== use.limit || !use.fits(holders)) {
         ({ live: holders, judgeableAt } = await parts.judge.judge(key, holders, call));
-        if (current.limit !== limit && holders.length > 0) {
-          throw new LockConflictError(key, `it is in use as a semaphore with limit ${current.limit}, not ${limit}`);
+        if (current.limit !== use.limit && holders.length > 0) {
+          throw new LockConflictError(key, `it is in use as ${inUseAs(current.limit)}, not as ${inUseAs(use.limit)}`);
         }
       }
     }
-    if (holders.length >= limit) return { busy: { holder: current, judgeableAt } };
-    const taken = await unlessUnknown(parts, acquisition, () => parts.slots.take(acquisition, read, limit, holders, call));
+    if (!use.fits(holders)) return { busy: { holder: current, judgeableAt } };
+    const taken = await unlessUnknown(parts, acquisition, () => parts.slots.take(acquisition, read, use, holders, call));
     if (taken) {
       if (current?.state === LOCKED) parts.expiry.forget(key);
       return { granted: taken };

@@ -1,9 +1,11 @@
+import type { LockMode } from '@holdfast/core/backend';
 import { ObjectId } from 'mongodb';
 import { LOCKED, type LockDocument, SLOTS, type SlotHolder } from '../documents.js';
 import type { Acquisition } from '../lock-catalog.js';
+import { inUseAs } from './key-use.js';
 import type { LockFields } from './records.js';
 
-/** A key's state when it is a semaphore: its limit and holders, oldest first. */
+/** A key's state when it is a holder list (a semaphore, or a read-write lock: key-use.ts): its limit and holders, oldest first. */
 export type SlotState = LockDocument & { state: typeof SLOTS; limit: number; holders: SlotHolder[] };
 
 export function isSlotState(lock: LockDocument | null | undefined): lock is SlotState {
@@ -17,24 +19,26 @@ export function holdsIn(lock: LockDocument | null | undefined, ts: ObjectId): bo
 }
 
 /**
- * Thrown by a lock grab that meets a semaphore with holders: the backend judges whether they are
- * all expired (the key is free then) or the key is in use as a semaphore (a conflict).
+ * Thrown by a lock grab that meets a holder list with holders (a semaphore or a read-write lock): the
+ * backend judges whether they are all expired (the key is free then) or the key is in use so (a conflict).
  */
 export class KeyHasSlots extends Error {
   constructor(readonly state: SlotState) {
-    super(`"${state._id}" is in use as a semaphore`);
+    super(`"${state._id}" is in use as ${inUseAs(state.limit)}`);
     this.name = 'KeyHasSlots';
   }
 }
 
-/** A new holder entry for this acquisition, with the key's next token. */
-export function holderFor(acquisition: Acquisition, processId: string, fence: number): SlotHolder {
+/** A new holder entry for this acquisition, with the key's next token (and, for a read-write grant, its mode). */
+export function holderFor(acquisition: Acquisition, processId: string, fence: number, mode?: LockMode): SlotHolder {
   const { ts, lockId, who, why, lease, renew } = acquisition;
-  return { ts, lockId, process: processId, who, why, when: new Date(), fence, lease, renew };
+  const holder: SlotHolder = { ts, lockId, process: processId, who, why, when: new Date(), fence, lease, renew };
+  if (mode) holder.mode = mode;
+  return holder;
 }
 
 /**
- * The next semaphore state of a key. The top-level fields name no holder (no process, a ts of its
+ * The next holder-list state of a key (a semaphore's, or a read-write lock's with `limit` -1). The top-level fields name no holder (no process, a ts of its
  * own), so that nothing written for plain locks (orphan sweep, expiry, list) ever takes it for one.
  */
 export function slotStateFields(limit: number, holders: SlotHolder[], fence: number | bigint | undefined): LockFields {

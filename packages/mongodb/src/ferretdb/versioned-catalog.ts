@@ -32,7 +32,7 @@ const LIST_BATCH = 50;
  */
 export class VersionedCatalog implements LockCatalog {
   private readonly chain: VersionChain;
-  /** Semaphores, on the same version records: a key is a lock or a semaphore at each version. */
+  /** Semaphores and read-write locks, on the same version records: a key is a lock or a holder list at each version. */
   readonly slots: SlotCatalog;
 
   constructor(
@@ -232,7 +232,7 @@ export class VersionedCatalog implements LockCatalog {
   }
 }
 
-/** A plain lock grab must not commit over a semaphore that has holders (the backend judges them). */
+/** A plain lock grab must not commit over a holder list that has holders (the backend judges them). */
 function throwIfSlotsHeld(current: LockDocument | null): void {
   if (isSlotState(current) && current.holders.length > 0) throw new KeyHasSlots(current);
 }
