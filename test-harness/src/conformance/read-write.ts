@@ -68,7 +68,12 @@ export function readWriteCases(cases: CaseFactory): void {
     const holdMs = Math.max(3, c.timing.promptWakeMs / 40);
     const work = async (rw: ReadWriteLock, writing: boolean): Promise<void> => {
       while (grants < 40) {
+        const askedAt = performance.now();
         const lock = writing ? await rw.write({ waitMs }) : await rw.read({ waitMs });
+        // Held at least as long as this grant took to come: on a backend whose grants take longer than
+        // holdMs (FerretDB), a reader would otherwise be gone before the next reader's grant could land,
+        // and readers that may coexist would never get to.
+        const heldMs = Math.max(holdMs, Math.min(performance.now() - askedAt, 4 * holdMs));
         grants++;
         if (writing) {
           if (readers > 0 || writers > 0) broken.push(`a writer got in beside ${readers} readers and ${writers} writers`);
@@ -78,7 +83,7 @@ export function readWriteCases(cases: CaseFactory): void {
           if (writers > 0) broken.push('a reader got in beside a writer');
           mostReaders = Math.max(mostReaders, ++readers);
         }
-        await new Promise((resolve) => setTimeout(resolve, holdMs));
+        await new Promise((resolve) => setTimeout(resolve, heldMs));
         if (writing) writers--;
         else readers--;
         await lock.release();
