@@ -1,9 +1,9 @@
 /**
  * The soak test: `npm run soak -- <backend> [--mode lock|read-write|multi-key --workers N --grants M ...]`.
  * Starts (or finds, see startSoakServer) a server or a Redis topology, runs N worker processes that
- * loop acquire (a lock, a read-write grant or several keys) -> fenced writes -> release against a fenced store in this
- * process, stops workers at random for longer than the TTL, and prints the figures as JSON. Exits 1
- * if exclusion or fencing broke, a multi-key wait ran out, or a worker died.
+ * loop acquire (a lock, a read-write grant or several keys) -> fenced writes -> release against a
+ * fenced store in this process, stops workers at random for longer than the TTL, and prints the
+ * figures as JSON. Exits 1 if exclusion or fencing broke, a multi-key wait ran out, or a worker died.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
