@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { evaluateGoals } from '../src/bench/goals.js';
+import { evaluateRedisGoals } from '../src/bench/redis-goals.js';
 import { renderTable } from '../src/bench/render.js';
 import { MODULES, runBench } from '../src/bench/run.js';
 import { BenchUsageError, parseBenchArgs } from '../src/bench/settings.js';
@@ -70,6 +71,42 @@ describe('the bench', () => {
     const worse = evaluateGoals([contention(1, 'holdfast redis', 1000), contention(8, 'holdfast redis', 600), contention(8, 'peer', 700)]);
     expect(worse.find((goal) => goal.measurement.startsWith('Redis, 8 contenders'))!.verdict).toBe('not met');
     expect(goals.find((goal) => goal.measurement.startsWith('MongoDB hand-off'))!.verdict).toBe('not measured');
+  });
+
+  test("issue 23's Redis table: each goal against the same cell's peers, and by how much it is missed", () => {
+    const row = (group: string, subject: string, metric: string, value: number): BenchRow => ({
+      module: 'redis',
+      group,
+      subject,
+      metric,
+      value,
+      unit: '',
+    });
+    const one = 'contention: 64 contenders on one key';
+    const rows = [
+      row('uncontended acquire+release', 'raw ioredis (SET NX PX + EVAL del)', 'ops/s', 1000),
+      row('uncontended acquire+release', 'holdfast redis', 'ops/s', 800),
+      row('uncontended acquire+release', 'peer', 'ops/s', 1000),
+      row('contention: 8 contenders on 1000 keys', 'holdfast redis', 'grants/s', 500),
+      row('contention: 8 contenders on 1000 keys', 'peer', 'grants/s', 400),
+      row('contention: 1 contender on one key', 'holdfast redis', 'grants/s', 1000),
+      row(one, 'holdfast redis', 'grants/s', 800),
+      row(one, 'holdfast redis barging', 'grants/s', 900),
+      row(one, 'peer', 'grants/s', 1000),
+      row(one, 'holdfast redis', 'wait p99', 10),
+      row(one, 'peer', 'wait p99', 60),
+      row(one, 'other peer', 'wait p99', 40),
+    ];
+    const goals = evaluateRedisGoals(rows);
+    const find = (start: string) => goals.find((goal) => goal.measurement.startsWith(start))!;
+    expect(find('Redis uncontended')).toMatchObject({ verdict: 'not met', best: 'peer 1.00x' });
+    expect(find('Redis uncontended').holdfast).toContain("0.80x of the best peer's ratio");
+    expect(find('Redis, 8 contenders on 1000 keys')).toMatchObject({ verdict: 'met', best: 'peer 400' });
+    // 80 % of one contender's rate, but 4x better than one peer's p99 only: not met, and the line says against whom.
+    expect(find('Redis, 64 contenders on one key, FIFO')).toMatchObject({ verdict: 'not met' });
+    expect(find('Redis, 64 contenders on one key, FIFO').best).toContain('other peer p99 40.00 ms (ours 4.00x better');
+    expect(find('Redis, 64 contenders on one key, barging').holdfast).toContain('0.90x of the best peer');
+    expect(find('Redis quorum').verdict).toBe('not measured');
   });
 
   test('quick mode runs every memory row end to end, with figures that make sense', async () => {

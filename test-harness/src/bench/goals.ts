@@ -205,9 +205,9 @@ function mongoHold(measured: readonly BenchRow[]): Goal {
   };
 }
 
-/** The table as printed at the end of a run. */
-export function renderGoals(goals: readonly Goal[]): string {
-  const lines = ['issue 15 table (this run):'];
+/** A table of goals as printed at the end of a run. */
+export function renderGoals(goals: readonly Goal[], title = 'issue 15 table (this run):'): string {
+  const lines = [title];
   for (const goal of goals) {
     lines.push(`  [${goal.verdict}] ${goal.measurement}`, `      holdfast: ${goal.holdfast}`);
     if (goal.best !== '-') lines.push(`      best peer / floor: ${goal.best}`);

@@ -4,6 +4,7 @@ import { writeBenchCharts } from './bench-charts.js';
 import { chartCaption } from './chart-caption.js';
 import { renderGoals } from './goals.js';
 import { describeMachine } from './machine.js';
+import { evaluateRedisGoals } from './redis-goals.js';
 import { renderTable } from './render.js';
 import { runBench } from './run.js';
 import { BenchUsageError, parseBenchArgs, USAGE } from './settings.js';
@@ -26,6 +27,10 @@ const settings = (() => {
 const result = await runBench(settings, (line) => process.stderr.write(`bench: ${line}\n`));
 console.log(renderTable(result.rows, new Map(Object.entries(result.servers))));
 console.log(`\n${renderGoals(result.goals)}`);
+if (result.rows.some((row) => row.module === 'redis'))
+  console.log(
+    `\n${renderGoals(evaluateRedisGoals(result.rows), 'issue 23 table, Redis (this run; each goal met, or by how much it is not):')}`,
+  );
 for (const reason of result.skipped) console.log(`not measured: ${reason}`);
 console.log(`\nmachine: ${describeMachine(result.machine)}; ${result.seconds.toFixed(0)} s${settings.quick ? ', --quick' : ''}`);
 mkdirSync(settings.outDir, { recursive: true });
