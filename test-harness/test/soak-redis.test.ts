@@ -8,9 +8,11 @@ import type { SoakTarget } from '../src/soak/soak-server.js';
 const SOAK = fileURLToPath(new URL('../dist/soak/main.js', import.meta.url));
 /**
  * Short runs: 4 workers on 4 keys, TTL 1 s, a worker stopped every 250 ms for 1.2-3 s (at most
- * two at once, holders preferred). 3,000 grants take 5-15 s here, with 10-30 pauses.
+ * two at once, holders preferred), each holding 5 ms long: without a hold of its own a holding is
+ * a few store round trips, and in one Cluster run of a CI rehearsal no pause found a holder.
+ * 2,000 grants take 15-25 s here, with 20-40 pauses.
  */
-const ARGS = ['--grants', '3000', '--pause-every-ms', '250', '--max-seconds', '90'];
+const ARGS = ['--grants', '2000', '--pause-every-ms', '250', '--hold-ms', '5', '--max-seconds', '120'];
 /** Starting six Cluster nodes or three Sentinels, the run, and stopping them, on a loaded machine. */
 const RUN_BOUND_MS = 150_000;
 
@@ -54,7 +56,7 @@ describe('npm run soak on every Redis topology: workers stopped at random while 
         expect(report.tokenRegressions).toBe(0);
         expect(report.workersFailed).toBe(0);
         expect(report.completed, 'the run reached its grants before --max-seconds').toBe(true);
-        expect(report.grants).toBeGreaterThanOrEqual(3000);
+        expect(report.grants).toBeGreaterThanOrEqual(2000);
         // The pauses bit: holders were stopped past their TTL while others went on.
         expect(report.pausesOfHolders).toBeGreaterThanOrEqual(1);
         expect(report.holdsPaused).toBeGreaterThanOrEqual(1);
