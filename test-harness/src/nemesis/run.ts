@@ -92,6 +92,7 @@ export async function runScenario(makeTarget: () => NemesisTarget, scenario: Sce
       },
       keys,
       holders: () => store.holders(),
+      holds: () => store.holds(),
       clientHost: (worker) => clientHosts[worker]!,
       mark: (action, heal) => {
         const at = Math.round(performance.now() - startedAt);

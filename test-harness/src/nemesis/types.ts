@@ -33,6 +33,8 @@ export interface NemesisControls {
   readonly keys: readonly string[];
   /** Workers that hold some key at this moment. */
   holders(): number[];
+  /** The holds open at this moment, by grant id (`worker:n`): a worker granted again at once is a new hold. */
+  holds(): { worker: number; grant: string }[];
   /** The host worker `worker` runs in. */
   clientHost(worker: number): string;
   /** Records a fault mark in the report (what happened, when; a heal names the workers it ends a fault for). */

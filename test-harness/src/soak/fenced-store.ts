@@ -125,9 +125,14 @@ export class FencedStore {
 
   /** Workers currently holding some key, for the pauser to pick from. */
   holders(): number[] {
-    const workers = new Set<number>();
-    for (const state of this.keys.values()) for (const hold of state.open.values()) workers.add(hold.worker);
-    return [...workers];
+    return [...new Set(this.holds().map((hold) => hold.worker))];
+  }
+
+  /** The holds open now, each with its grant id: a worker granted again at once is a new hold. */
+  holds(): { worker: number; grant: string }[] {
+    const holds: { worker: number; grant: string }[] = [];
+    for (const state of this.keys.values()) for (const { worker, grant } of state.open.values()) holds.push({ worker, grant });
+    return holds;
   }
 
   async close(): Promise<void> {

@@ -1,29 +1,28 @@
-import { until } from '../../helpers/until.js';
 import type { NemesisControls, NemesisStep, Scenario } from '../types.js';
-import { aHolder } from './common.js';
+import { freshHolder } from './common.js';
 
 const TTL = 2000;
 /** One key: every hold lives on the primary the split cuts off. */
 const CONTENTION = { workers: 4, keys: 1, ttlMs: TTL, waitMs: 15_000, holdMs: [3000, 6000] as [number, number], writeEveryMs: 200 };
 /** Past cluster-node-timeout (2 s), the replica's election and the old lease running out there, with room to be granted. */
 const SPLIT_MS = 12_000;
-/** How long a split waits for some worker to hold the key. */
-const HOLDER_WAIT_MS = 10_000;
+/** How long a split waits for a hold to begin: longer than a hold (3-6 s) and the hand-off after it. */
+const FRESH_HOLD_BOUND_MS = 10_000;
 
 /**
  * The primary serving the run's first key split, with a holder, from the rest of the Cluster and the
  * other workers: the majority fails the primary over to its replica; the holder still talks to the
  * old primary, which takes writes until it sees it is in the minority (cluster-node-timeout). One
- * step that heals `forMs` after the split itself.
+ * step that heals `forMs` after the split itself. The split waits for a hold to begin (freshHolder), so
+ * that it falls mid-hold: a holder in the last moments of its hold releases before the split bites.
  */
 export function keyPrimaryIsolatedWithHolder(atMs: number, forMs: number): NemesisStep[] {
   return [
     {
       atMs,
       run: async (controls: NemesisControls) => {
-        await until(() => controls.holders().length > 0, HOLDER_WAIT_MS, 'a holder to split off').catch(() => undefined);
         const primary = await controls.target.serverOf!(controls.keys[0]!);
-        const victim = aHolder(controls);
+        const victim = await freshHolder(controls, FRESH_HOLD_BOUND_MS);
         controls.rig.split([primary, controls.clientHost(victim)]);
         controls.mark(`split: ${primary} (the key's primary) with worker ${victim} (a holder) | the rest, for ${forMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, forMs));

@@ -1,16 +1,20 @@
 import type { NemesisControls, NemesisStep, Scenario } from '../types.js';
-import { aHolder } from './common.js';
+import { freshHolder } from './common.js';
 
 const TTL = 2000;
 const CONTENTION = { workers: 4, keys: 2, ttlMs: TTL, waitMs: 15_000, holdMs: [3000, 6000] as [number, number], writeEveryMs: 200 };
 /** Past Sentinel's 2 s down-after, its vote and the promotion, with time left for the others to be granted there. */
 const SPLIT_MS = 15_000;
+/** How long a split waits for a hold to begin: longer than a hold (3-6 s) and the hand-off after it. */
+const FRESH_HOLD_BOUND_MS = 10_000;
 
 /**
  * The primary and one holder split from the two replicas (and their Sentinels) and the other workers:
  * the majority's Sentinels promote a replica; the holder still talks to the old primary. One step that
  * heals `forMs` after the split itself: finding the primary (redis-cli in a namespace) took up to 8 s
- * on the loaded machine, and a heal at a fixed time then cut the split short of a failover.
+ * on the loaded machine, and a heal at a fixed time then cut the split short of a failover. The split
+ * waits for a hold to begin (freshHolder): a holder split off in the last moments of its hold released
+ * before its renewals failed, and with `replicas: 1` nobody was told (lossesReported 0 in one CI run).
  */
 export function primaryIsolatedWithHolder(atMs: number, forMs: number): NemesisStep[] {
   return [
@@ -18,7 +22,7 @@ export function primaryIsolatedWithHolder(atMs: number, forMs: number): NemesisS
       atMs,
       run: async (controls: NemesisControls) => {
         const primary = await controls.target.leader!();
-        const victim = aHolder(controls);
+        const victim = await freshHolder(controls, FRESH_HOLD_BOUND_MS);
         controls.rig.split([primary, controls.clientHost(victim)]);
         controls.mark(`split: the primary ${primary} with worker ${victim} (a holder) | the replicas with the rest, for ${forMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, forMs));
