@@ -1,5 +1,5 @@
 import type { CallContext, LockBackend } from './backend.js';
-import { DeadlineLane, type Expiring } from './call-deadlines.js';
+import { CallDeadlines, type Expiring } from './call-deadlines.js';
 import { type AnswerCheck, contractError } from './contract-check.js';
 import { CHANNELS, publish } from './diagnostics.js';
 import { BackendError, ErrorCode, type HoldfastError } from './errors.js';
@@ -13,6 +13,11 @@ export interface CallBounds<T = unknown> {
   readonly key?: string | undefined;
   /** The caller's own signal: when it aborts, the call rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The call also ends when the provider's close() begins (an acquire's attempt given the caller's
+   * signal): bounded by both without an AbortSignal built to follow the two.
+   */
+  readonly endsOnClose?: boolean;
   /** Absolute time (epoch ms) after which the caller no longer waits, tighter than the per-call timeout. */
   readonly deadline?: number | undefined;
   /**
@@ -49,8 +54,14 @@ const ANSWERED_WITHOUT_CONTACT: ReadonlySet<string> = new Set(['abandon', 'leave
  * whatever the adapter does, because a hung server must never hang the caller.
  */
 export class BackendCaller {
-  /** Calls bounded by the per-call timeout alone (most of them) share one timer. */
-  private readonly lane: DeadlineLane;
+  /** Every bounded call's deadline, on one timer. */
+  private readonly deadlines = new CallDeadlines();
+  /**
+   * Calls that end when the provider's `closing` aborts (their caller's signal is it, or
+   * `endsOnClose`): given up by one listener, not one each, as adding and removing an abort listener
+   * per call costs more client CPU than the Set.
+   */
+  private readonly closingCalls = new Set<BoundedCall<unknown>>();
   /**
    * The backend has answered this provider at least once (a result, or a refusal of its own such as
    * a conflict): a waiting acquire retries only a backend that was reachable before, unless asked.
@@ -62,18 +73,27 @@ export class BackendCaller {
     readonly callTimeoutMs: number,
     /** The provider's owner id, named in `holdfast:backend-error` events. */
     readonly owner = '',
+    /** Aborted as the provider's close() begins: a call whose caller's signal it is ends then. */
+    readonly closing?: AbortSignal,
   ) {
-    this.lane = new DeadlineLane(callTimeoutMs);
+    closing?.addEventListener(
+      'abort',
+      () => {
+        for (const call of [...this.closingCalls]) call.closed(closing.reason);
+      },
+      { once: true },
+    );
   }
 
   /** The provider is closed: from now on no timer outlives the calls in flight. */
   close(): void {
-    this.lane.close();
+    this.deadlines.close();
   }
 
   run<T>(operation: string, fn: (call: CallContext) => Promise<T>, bounds: CallBounds<T> = NO_BOUNDS): Promise<T> {
     const callerSignal = bounds.signal;
     if (callerSignal?.aborted) return Promise.reject(callerSignal.reason);
+    if (bounds.endsOnClose && this.closing?.aborted) return Promise.reject(this.closing.reason);
     const ownBudget = bounds.budgetMs ?? this.callTimeoutMs;
     const untilDeadline = (bounds.deadline ?? Infinity) - Date.now();
     const budget = Math.max(0, Math.min(ownBudget, untilDeadline));
@@ -81,7 +101,7 @@ export class BackendCaller {
     const silenceFails = ownBudget <= untilDeadline || bounds.deadlineIsOwn === true;
     return new Promise<T>((resolve, reject) => {
       const call = new BoundedCall<T>(this, operation, budget, silenceFails, bounds, resolve, reject);
-      call.start(fn, budget === this.callTimeoutMs ? this.lane : undefined);
+      call.start(fn, budget <= MAX_TIMER_MS ? this.deadlines : undefined, this.closingCalls);
     });
   }
 }
@@ -98,8 +118,9 @@ class BoundedCall<T> implements CallContext, Expiring {
   private abortListener: ((reason: unknown) => void) | undefined;
   private moreAbortListeners: ((reason: unknown) => void)[] | undefined;
   private abortedWith: { reason: unknown } | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private lane: DeadlineLane | undefined;
+  private deadlines: CallDeadlines | undefined;
+  /** The caller's set of calls that end when the provider closes, when this call is one of them. */
+  private closingCalls: Set<BoundedCall<unknown>> | undefined;
   private pending: Promise<T> | undefined;
 
   constructor(
@@ -127,15 +148,20 @@ class BoundedCall<T> implements CallContext, Expiring {
     else (this.moreAbortListeners ??= []).push(listener);
   }
 
-  start(fn: (call: CallContext) => Promise<T>, lane: DeadlineLane | undefined): void {
-    if (lane) {
+  /** `deadlines`: none for a budget past setTimeout's range (bounded by the signal alone). */
+  start(fn: (call: CallContext) => Promise<T>, deadlines: CallDeadlines | undefined, closingCalls: Set<BoundedCall<unknown>>): void {
+    if (deadlines) {
       this.dueAt = performance.now() + this.budget;
-      this.lane = lane;
-      lane.add(this);
-    } else if (this.budget <= MAX_TIMER_MS) {
-      this.timer = setTimeout(() => this.expire(), this.budget);
+      this.deadlines = deadlines;
+      deadlines.add(this);
     }
-    this.bounds.signal?.addEventListener('abort', this, { once: true });
+    const { signal, endsOnClose } = this.bounds;
+    const closing = this.caller.closing;
+    if (closing && (endsOnClose || signal === closing)) {
+      this.closingCalls = closingCalls;
+      closingCalls.add(this as BoundedCall<unknown>);
+    }
+    if (signal !== undefined && signal !== closing) signal.addEventListener('abort', this, { once: true });
     let pending: Promise<T>;
     try {
       pending = Promise.resolve(fn(this));
@@ -185,6 +211,11 @@ class BoundedCall<T> implements CallContext, Expiring {
     this.giveUp(this.bounds.signal!.reason);
   }
 
+  /** The provider's close() began. */
+  closed(reason: unknown): void {
+    this.giveUp(reason);
+  }
+
   private giveUp(reason: unknown): void {
     if (this.settled) return;
     this.finish();
@@ -210,15 +241,12 @@ class BoundedCall<T> implements CallContext, Expiring {
     this.moreAbortListeners = undefined;
   }
 
-  private stopClock(): void {
-    if (this.lane) this.lane.delete(this);
-    else clearTimeout(this.timer);
-    this.lane = undefined;
-  }
-
   private finish(): void {
     this.settled = true;
-    this.stopClock();
-    this.bounds.signal?.removeEventListener('abort', this);
+    this.deadlines?.delete(this);
+    this.deadlines = undefined;
+    this.closingCalls?.delete(this as BoundedCall<unknown>);
+    const signal = this.bounds.signal;
+    if (signal !== undefined && signal !== this.caller.closing) signal.removeEventListener('abort', this);
   }
 }

@@ -1,4 +1,5 @@
 import { pause, sleep } from './abort.js';
+import type { AcquireStop } from './acquire-stop.js';
 import { type Attempt, isModeRequest, isSlotRequest, leaseStartOf, renewLockId } from './attempt.js';
 import type { BackendGrant, CallContext, GrantOutcome, GrantRequest, LockBackend, QueuePlace, WaitOptions } from './backend.js';
 import type { BackendCaller } from './backend-caller.js';
@@ -48,15 +49,22 @@ export class GrantTaker {
 
   /**
    * One grant attempt under the caller's bounds; a grant that lands after the caller gave up is
-   * released. A busy answer is kept on the attempt for the wait that follows.
+   * released. A busy answer is kept on the attempt for the wait that follows. `endsOnClose`: the
+   * attempt also ends when the provider's close() begins.
    */
-  async attemptGrant(attempt: Attempt, signal: AbortSignal | undefined, deadline: number | undefined): Promise<BackendGrant | null> {
+  async attemptGrant(
+    attempt: Attempt,
+    signal: AbortSignal | undefined,
+    deadline: number | undefined,
+    endsOnClose = false,
+  ): Promise<BackendGrant | null> {
     attempt.sentAt = Date.now();
     const ended = (): void => void attempt.lateCallsOpen--;
     const outcome = await this.caller
       .run('acquire', (call) => this.grantOnce(attempt.request, call), {
         key: attempt.request.key,
         signal,
+        endsOnClose,
         deadline,
         check: checkOf(attempt.request),
         onAbandoned: (late) => {
@@ -107,15 +115,15 @@ export class GrantTaker {
    * decides when to try again. Every attempt carries the acquire's place in line, which is left
    * (leaveQueue) whenever the acquire ends without a lock.
    */
-  async waitForGrant(attempt: Attempt, waitMs: number, signal: AbortSignal, waitForBackend = false): Promise<BackendGrant> {
+  async waitForGrant(attempt: Attempt, waitMs: number, stop: AcquireStop, waitForBackend = false): Promise<BackendGrant> {
     const key = attempt.request.key;
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
-      const grant = await this.attemptGrant(attempt, signal, undefined).catch(async (error: unknown) => {
-        await this.giveUp(attempt, undefined, signal.aborted);
+      const grant = await this.attemptGrant(attempt, stop.caller, undefined, true).catch(async (error: unknown) => {
+        await this.giveUp(attempt, undefined, stop.aborted);
         throw error;
       });
-      if (grant) return this.unlessAborted(attempt, grant, signal);
+      if (grant) return this.unlessAborted(attempt, grant, stop);
       throw new LockTimeoutError(key, waitMs);
     }
     // Made with the attempt (newAttempt): its `until` is the caller's deadline.
@@ -127,13 +135,13 @@ export class GrantTaker {
     try {
       for (;;) {
         try {
-          const grant = await this.attemptGrant(attempt, signal, deadline);
+          const grant = await this.attemptGrant(attempt, stop.caller, deadline, true);
           // Returned from here, not from a helper: an in-process grant then costs no extra promise.
-          if (grant) return this.unlessAborted(attempt, grant, signal, place);
+          if (grant) return this.unlessAborted(attempt, grant, stop, place);
           retry.succeeded();
           sawBusy = true;
         } catch (error) {
-          if (signal.aborted || !isTransient(error)) throw error;
+          if (stop.aborted || !isTransient(error)) throw error;
           // An attempt cut by the deadline after the backend had answered "busy" is a timeout, not a failure.
           if (sawBusy && Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
           // A wrong URL must not hang a caller that waits forever: retry only a backend that answered before.
@@ -145,20 +153,20 @@ export class GrantTaker {
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
         if (retry.lastError) {
-          await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), signal);
+          await sleep(Math.min(remaining, retry.nextDelayMs(this.pollIntervalMs)), stop.signal);
         } else {
           if (!waited) {
             waited = true;
             publish(CHANNELS.wait, () => ({ backend: this.backend.name, owner: this.owner, key, acquireId: attempt.id }));
           }
-          await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), signal);
+          await this.waitForChange(attempt, Math.min(remaining, MAX_WAIT_SLICE_MS), stop.signal);
         }
-        if (signal.aborted) throw new LockAbortedError(key, signal.reason);
+        if (stop.aborted) throw new LockAbortedError(key, stop.reason);
         // An attempt with no time left could only be cut short and leave a late grant to undo.
         if (Date.now() >= deadline) throw retry.lastError ?? new LockTimeoutError(key, waitMs);
       }
     } catch (error) {
-      await this.giveUp(attempt, place, signal.aborted);
+      await this.giveUp(attempt, place, stop.aborted);
       throw error;
     }
   }
@@ -209,13 +217,13 @@ export class GrantTaker {
   }
 
   /** A grant that arrives after the caller gave up is released at once (and its place leaves the queue): nothing is left behind. */
-  private unlessAborted(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place?: QueuePlace): BackendGrant | Promise<never> {
-    return signal.aborted ? this.refuse(attempt, grant, signal, place) : grant;
+  private unlessAborted(attempt: Attempt, grant: BackendGrant, stop: AcquireStop, place?: QueuePlace): BackendGrant | Promise<never> {
+    return stop.aborted ? this.refuse(attempt, grant, stop, place) : grant;
   }
 
-  private async refuse(attempt: Attempt, grant: BackendGrant, signal: AbortSignal, place: QueuePlace | undefined): Promise<never> {
+  private async refuse(attempt: Attempt, grant: BackendGrant, stop: AcquireStop, place: QueuePlace | undefined): Promise<never> {
     await Promise.all([this.giveUp(attempt, place, true), this.background.releaseQuietly(grant)]);
-    throw new LockAbortedError(attempt.request.key, signal.reason);
+    throw new LockAbortedError(attempt.request.key, stop.reason);
   }
 
   /** The backend's one attempt: at the key, at a semaphore slot of it, or at a read-write grant of it. */

@@ -84,7 +84,12 @@ class CoreLockProvider implements LockProvider {
     this.pollIntervalMs = positiveMs(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS);
     this.ttlPolicy = ttlPolicyOption(options.ttlBelowMinimum);
     this.closeTimeoutMs = positiveMs(options.closeTimeoutMs, 'closeTimeoutMs', DEFAULT_CLOSE_TIMEOUT_MS);
-    this.caller = new BackendCaller(backendImpl, positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS), this.owner);
+    this.caller = new BackendCaller(
+      backendImpl,
+      positiveMs(options.callTimeoutMs, 'callTimeoutMs', DEFAULT_CALL_TIMEOUT_MS),
+      this.owner,
+      this.closing.signal,
+    );
     this.background = new BackgroundWork(backendImpl, this.caller, this.closing.signal);
     if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
       throw new InvalidArgumentError('logger', 'expected an object with a warn(fields, message) method');

@@ -1,19 +1,19 @@
 import { expect, test, vi } from 'vitest';
-import { DeadlineLane, type Expiring } from '../src/call-deadlines.js';
+import { CallDeadlines, type Expiring } from '../src/call-deadlines.js';
 import { advanceTo, useFakeClock } from './fixtures/fake-clock.js';
 
 useFakeClock();
 
 const nextTick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
-function call(lane: DeadlineLane, expired: string[], name: string): Expiring {
-  const entry = { dueAt: performance.now() + lane.budgetMs, expire: () => void expired.push(`${name}@${Date.now()}`) };
+function call(lane: CallDeadlines, expired: string[], name: string, budgetMs = 5000): Expiring {
+  const entry = { dueAt: performance.now() + budgetMs, expire: () => void expired.push(`${name}@${Date.now()}`) };
   lane.add(entry);
   return entry;
 }
 
 test('each call expires at its own deadline, on one timer re-armed for the oldest still pending', async () => {
-  const lane = new DeadlineLane(5000);
+  const lane = new CallDeadlines();
   const expired: string[] = [];
   const first = call(lane, expired, 'first');
   await advanceTo(100);
@@ -33,7 +33,7 @@ test('each call expires at its own deadline, on one timer re-armed for the oldes
 });
 
 test('a call that settles before the next tick never sets a timer', async () => {
-  const lane = new DeadlineLane(5000);
+  const lane = new CallDeadlines();
   const expired: string[] = [];
   lane.delete(call(lane, expired, 'quick'));
   await nextTick();
@@ -42,7 +42,7 @@ test('a call that settles before the next tick never sets a timer', async () => 
 });
 
 test('the idle timer outlives the last call, serves the next one and goes once it fired or the lane closed', async () => {
-  const lane = new DeadlineLane(5000);
+  const lane = new CallDeadlines();
   const expired: string[] = [];
   const slow = call(lane, expired, 'slow');
   await nextTick();
@@ -72,17 +72,63 @@ test('the idle timer outlives the last call, serves the next one and goes once i
 
 test("the idle timer keeps no process alive: unref'd while no call is pending, ref'd again for the next", async () => {
   vi.useRealTimers();
-  const lane = new DeadlineLane(60_000);
+  const lane = new CallDeadlines();
   const refTimers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
   const before = refTimers();
-  const first = call(lane, [], 'first');
+  const first = call(lane, [], 'first', 60_000);
   await nextTick();
   expect(refTimers()).toBe(before + 1);
   lane.delete(first);
   expect(refTimers(), "idle: unref'd").toBe(before);
-  const second = call(lane, [], 'second');
+  const second = call(lane, [], 'second', 60_000);
   expect(refTimers(), "pending again: ref'd").toBe(before + 1);
   lane.delete(second);
   lane.close();
   expect(refTimers()).toBe(before);
+});
+
+test('calls of different budgets each expire at their own deadline; only one due before the armed time sets the timer again', async () => {
+  const lane = new CallDeadlines();
+  const expired: string[] = [];
+  const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+  call(lane, expired, 'long', 5000);
+  await nextTick();
+  expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
+  call(lane, expired, 'short', 1000);
+  await nextTick();
+  expect(setTimeoutSpy, 'due before the armed time: armed again').toHaveBeenCalledTimes(2);
+  await advanceTo(100);
+  call(lane, expired, 'later', 1000);
+  call(lane, expired, 'middle', 3000);
+  await nextTick();
+  expect(setTimeoutSpy, 'due after the armed time: no timer of their own').toHaveBeenCalledTimes(2);
+  expect(vi.getTimerCount()).toBe(1);
+  await advanceTo(999);
+  expect(expired).toEqual([]);
+  await advanceTo(1000);
+  expect(expired).toEqual(['short@1000']);
+  await advanceTo(1100);
+  expect(expired).toEqual(['short@1000', 'later@1100']);
+  await advanceTo(3100);
+  expect(expired).toEqual(['short@1000', 'later@1100', 'middle@3100']);
+  await advanceTo(5000);
+  expect(expired).toEqual(['short@1000', 'later@1100', 'middle@3100', 'long@5000']);
+  expect(vi.getTimerCount(), 'nothing pending, no timer').toBe(0);
+  setTimeoutSpy.mockRestore();
+});
+
+test('a call that expire() starts is pending like the rest and expires at its own deadline', async () => {
+  const lane = new CallDeadlines();
+  const expired: string[] = [];
+  lane.add({
+    dueAt: performance.now() + 1000,
+    expire: () => {
+      expired.push(`first@${Date.now()}`);
+      call(lane, expired, 'undo', 500);
+    },
+  });
+  await advanceTo(1000);
+  expect(expired).toEqual(['first@1000']);
+  await advanceTo(1500);
+  expect(expired).toEqual(['first@1000', 'undo@1500']);
 });

@@ -103,6 +103,8 @@ test('an abort during a wait rejects with LockAbortedError and leaves no waiter,
   await advanceTo(200);
   expect(waiting.error).toBeInstanceOf(LockAbortedError);
   expect(backend.waiters.size()).toBe(0);
-  expect(vi.getTimerCount()).toBe(0);
+  // At most the calls' deadline timer, idle and unref'd (CallDeadlines); close() clears it.
+  expect(vi.getTimerCount()).toBeLessThanOrEqual(1);
   await provider.close();
+  expect(vi.getTimerCount()).toBe(0);
 });

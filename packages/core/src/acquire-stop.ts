@@ -1,0 +1,40 @@
+import { linkedController } from './abort.js';
+
+/**
+ * What ends a waiting acquire: the caller's signal, if it gave one, or close()'s. Most acquires are
+ * granted at their first attempt, which the backend caller bounds by both signals directly
+ * (`endsOnClose`); one AbortSignal that follows both is built only for a wait or a retry's pause,
+ * as creating and linking a controller costs several microseconds of client CPU per acquire in
+ * Node 20 (docs/performance.md).
+ */
+export class AcquireStop {
+  private linked: ReturnType<typeof linkedController> | undefined;
+
+  constructor(
+    /** The caller's own signal. */
+    readonly caller: AbortSignal | undefined,
+    /** Aborted as the provider's close() begins. */
+    readonly closing: AbortSignal,
+  ) {}
+
+  get aborted(): boolean {
+    return this.closing.aborted || this.caller?.aborted === true;
+  }
+
+  /** close()'s reason when the provider closed, else the caller's. */
+  get reason(): unknown {
+    return this.closing.aborted ? this.closing.reason : this.caller?.reason;
+  }
+
+  /** One signal aborted by either (close()'s own when the caller gave none), for waits and pauses. */
+  get signal(): AbortSignal {
+    if (!this.caller) return this.closing;
+    this.linked ??= linkedController(this.caller, this.closing);
+    return this.linked.controller.signal;
+  }
+
+  /** Detaches the signal built for a wait, if any, from the two it follows. */
+  dispose(): void {
+    this.linked?.dispose();
+  }
+}
