@@ -26,6 +26,20 @@ export class AcquireStop {
     return this.closing.aborted ? this.closing.reason : this.caller?.reason;
   }
 
+  /**
+   * The signal for the next attempt's backend call, with `endsOnClose`. Before any wait, the caller's
+   * own (the call also ends on close()); once a wait built the linked signal, that one: so a waiting
+   * acquire keeps one abort listener on the caller's signal at a time, as an app may share one
+   * signal among many acquires (Node warns past its listener limit).
+   */
+  get callSignal(): AbortSignal {
+    return this.linked?.controller.signal ?? this.caller ?? this.closing;
+  }
+
+  get callEndsOnClose(): boolean {
+    return this.linked === undefined && this.caller !== undefined;
+  }
+
   /** One signal aborted by either (close()'s own when the caller gave none), for waits and pauses. */
   get signal(): AbortSignal {
     if (!this.caller) return this.closing;

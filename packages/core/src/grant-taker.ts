@@ -119,7 +119,7 @@ export class GrantTaker {
     const key = attempt.request.key;
     if (waitMs === 0) {
       // One attempt, bounded by the per-call timeout only; it never joins a queue.
-      const grant = await this.attemptGrant(attempt, stop.caller, undefined, true).catch(async (error: unknown) => {
+      const grant = await this.attemptGrant(attempt, stop.callSignal, undefined, stop.callEndsOnClose).catch(async (error: unknown) => {
         await this.giveUp(attempt, undefined, stop.aborted);
         throw error;
       });
@@ -135,7 +135,7 @@ export class GrantTaker {
     try {
       for (;;) {
         try {
-          const grant = await this.attemptGrant(attempt, stop.caller, deadline, true);
+          const grant = await this.attemptGrant(attempt, stop.callSignal, deadline, stop.callEndsOnClose);
           // Returned from here, not from a helper: an in-process grant then costs no extra promise.
           if (grant) return this.unlessAborted(attempt, grant, stop, place);
           retry.succeeded();

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { expect, test, vi } from 'vitest';
 import { createProvider } from '../src/backend-index.js';
 import { BackendError, LockAbortedError, LockTimeoutError, ProviderClosedError } from '../src/index.js';
@@ -165,5 +166,29 @@ test('the place leaves the line only after an attempt core stopped waiting for h
   await advanceTo(1000);
   expect(backend.lineOf('k'), 'the late attempt joined, then its place left').toEqual([]);
   expect(backend.left).toHaveLength(1);
+  await provider.close();
+});
+
+test("waiting acquires that share one caller's signal keep one abort listener each on it, and none once they end", async () => {
+  const { backend, provider } = setup();
+  const shared = new AbortController();
+  let most = 0;
+  const add = shared.signal.addEventListener.bind(shared.signal);
+  shared.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+    add(...args);
+    most = Math.max(most, getEventListeners(shared.signal, 'abort').length);
+  }) as AbortSignal['addEventListener'];
+  const waiting = Array.from({ length: 20 }, () => outcomeOf(provider.acquire('k', { signal: shared.signal, waitMs: 10_000 })));
+  await advanceTo(100);
+  expect(backend.lineOf('k')).toHaveLength(20);
+  // Every waiter tries again: its attempt's call must not add a listener beside its wait's.
+  backend.wake('k');
+  await advanceTo(200);
+  expect(backend.timesOf('tryGrant').length).toBeGreaterThanOrEqual(40);
+  expect(most).toBeLessThanOrEqual(20);
+  shared.abort('app stopping');
+  await advanceTo(300);
+  expect(waiting.every((outcome) => outcome.error instanceof LockAbortedError)).toBe(true);
+  expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
   await provider.close();
 });
