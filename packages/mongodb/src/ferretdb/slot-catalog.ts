@@ -1,4 +1,5 @@
 import { BackendError } from '@holdfast/core';
+import { sleep } from '@holdfast/core/backend';
 import type { Db, ObjectId } from 'mongodb';
 import type { Bound } from '../bounded.js';
 import type { LockDocument, SlotHolder } from '../documents.js';
@@ -9,8 +10,12 @@ import type { LockFields } from './records.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
 import type { ChainRead, VersionChain } from './version-chain.js';
 
-/** How often a change is re-read and retried when other writers keep moving the key meanwhile. */
-const CHANGE_ATTEMPTS = 16;
+/**
+ * How long a change is re-read and retried while other writers keep moving the key (the call's own
+ * bound, core's per-call timeout, usually ends it first). A count of attempts without pauses was
+ * used up under nine read-write contenders on FerretDB, and a release then failed.
+ */
+const CHANGE_RETRY_MS = 5_000;
 
 /** A committed state, with when the read it was based on began (what an unlock soon after may reuse). */
 export type Committed = LockDocument & { readStartedAt: number };
@@ -106,16 +111,24 @@ export class SlotCatalog {
     first: ChainRead | undefined,
     edit: (state: SlotState) => LockFields | null,
   ): Promise<Committed | null> {
+    const deadline = Date.now() + CHANGE_RETRY_MS;
     let read = first;
-    for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+    for (let attempt = 1; ; attempt++) {
       read ??= await this.chain.head(key, bound);
       const fields = isSlotState(read.current) ? edit(read.current) : null;
       if (!fields) return null;
       const committed = await this.chain.commit(key, read, fields, bound);
       if (committed) return committed;
       read = undefined;
+      if (Date.now() > deadline) {
+        throw new BackendError(
+          'mongodb',
+          `the holder list of "${key}" kept changing for ${CHANGE_RETRY_MS} ms (${attempt} attempts) while it was being changed`,
+        );
+      }
+      // Another writer committed first: a random pause, growing, so that the writers of a busy key spread out.
+      await sleep(Math.random() * Math.min(3 * 2 ** attempt, 100), bound.signal);
     }
-    throw new BackendError('mongodb', `the holder list of "${key}" changed ${CHANGE_ATTEMPTS} times while it was being changed`);
   }
 }
 
