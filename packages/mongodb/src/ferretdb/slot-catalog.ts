@@ -1,10 +1,10 @@
 import { BackendError } from '@holdfast/core';
-import { sleep } from '@holdfast/core/backend';
 import type { Db, ObjectId } from 'mongodb';
 import type { Bound } from '../bounded.js';
 import type { LockDocument, SlotHolder } from '../documents.js';
 import type { Acquisition } from '../lock-catalog.js';
 import type { ServerInfoReader } from '../server-info.js';
+import { backoff } from './backoff.js';
 import type { KeyUse } from './key-use.js';
 import type { LockFields } from './records.js';
 import { holderFor, isSlotState, type SlotState, slotStateFields } from './slot-state.js';
@@ -126,8 +126,8 @@ export class SlotCatalog {
           `the holder list of "${key}" kept changing for ${CHANGE_RETRY_MS} ms (${attempt} attempts) while it was being changed`,
         );
       }
-      // Another writer committed first: a random pause, growing, so that the writers of a busy key spread out.
-      await sleep(Math.random() * Math.min(3 * 2 ** attempt, 100), bound.signal);
+      // Another writer committed first.
+      await backoff(attempt, bound.signal);
     }
   }
 }

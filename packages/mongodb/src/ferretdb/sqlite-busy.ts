@@ -1,6 +1,6 @@
-import { sleep } from '@holdfast/core/backend';
 import { MongoServerError } from 'mongodb';
 import { type Bound, throwIfAborted } from '../bounded.js';
+import { backoff } from './backoff.js';
 
 /** How long to keep resending a command that failed with SQLITE_BUSY. */
 const BUSY_RETRY_MS = 5_000;
@@ -22,7 +22,7 @@ export async function whileSqliteBusy<T>(bound: Bound, command: () => Promise<T>
     } catch (error) {
       if (!isSqliteBusy(error) || Date.now() > deadline) throw error;
       throwIfAborted(bound);
-      await sleep(Math.random() * Math.min(3 * 2 ** attempt, 100));
+      await backoff(attempt);
     }
   }
 }
