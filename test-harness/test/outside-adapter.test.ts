@@ -24,11 +24,26 @@ function link(project: string, packageName: string, target: string): void {
   symlinkSync(target, path, 'dir');
 }
 
+interface VitestJsonResults {
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: { assertionResults: { status: string; fullName: string; failureMessages: string[] }[] }[];
+}
+
+/** Each failed case with its first message, so that a failure in the child run says which case and why. */
+function failuresOf(results: VitestJsonResults): string[] {
+  return results.testResults.flatMap((file) =>
+    file.assertionResults
+      .filter((result) => result.status === 'failed')
+      .map((result) => `${result.fullName}: ${(result.failureMessages[0] ?? '').split('\n').slice(0, 12).join('\n')}`),
+  );
+}
+
 /** Writes the project's files and the test that runs the suite on its adapter; returns vitest's results. */
 async function runSuiteOutside(
   adapterFiles: readonly string[],
   suiteSource: string,
-): Promise<{ code: unknown; passed: number; failed: number }> {
+): Promise<{ code: unknown; passed: number; failed: number; failures: string[] }> {
   const project = mkdtempSync(join(tmpdir(), 'holdfast-outside-adapter-'));
   projects.push(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'outside-adapter', type: 'module', private: true }));
@@ -41,12 +56,12 @@ async function runSuiteOutside(
   const vitest = join(project, 'node_modules/vitest/vitest.mjs');
   const child = spawn(process.execPath, [vitest, 'run', '--reporter=json', `--outputFile=${output}`], { cwd: project, stdio: 'ignore' });
   const [code] = await once(child, 'exit');
-  const results = JSON.parse(readFileSync(output, 'utf8')) as { numPassedTests: number; numFailedTests: number };
-  return { code, passed: results.numPassedTests, failed: results.numFailedTests };
+  const results = JSON.parse(readFileSync(output, 'utf8')) as VitestJsonResults;
+  return { code, passed: results.numPassedTests, failed: results.numFailedTests, failures: failuresOf(results) };
 }
 
 test('an outside project can import the suite and run it against its own adapter', async () => {
-  const { code, passed, failed } = await runSuiteOutside(
+  const { code, passed, failed, failures } = await runSuiteOutside(
     // The adapter and the read-write part it imports.
     ['./fixtures/simple-backend.ts', './fixtures/simple-read-write.ts'].map((file) => fileURLToPath(new URL(file, import.meta.url))),
     `import { createProvider } from '@holdfast/core/backend';
@@ -62,13 +77,14 @@ defineConformanceSuite({
 });
 `,
   );
+  expect(failures).toEqual([]);
   expect(failed).toBe(0);
   expect(passed).toBeGreaterThan(20);
   expect(code).toBe(0);
 });
 
 test('the complete example adapter of docs/writing-an-adapter.md passes the suite, FIFO cases included', async () => {
-  const { code, passed, failed } = await runSuiteOutside(
+  const { code, passed, failed, failures } = await runSuiteOutside(
     [join(repo, 'docs/examples/table-backend.ts')],
     `import { defineConformanceSuite } from '@holdfast/test-harness';
 import { createTableProvider, LockTable } from './table-backend.js';
@@ -77,6 +93,7 @@ const table = new LockTable();
 defineConformanceSuite({ name: 'table', createProvider: () => createTableProvider(table), shortTtlMs: 600, promptWakeMs: 300 });
 `,
   );
+  expect(failures).toEqual([]);
   expect(failed).toBe(0);
   expect(passed).toBeGreaterThan(20);
   expect(code).toBe(0);
